@@ -1,0 +1,32 @@
+"""funcgrad: NumPy code in, exact derivatives, vectorisation and native code out.
+
+>>> import funcgrad as fg, funcgrad.numpy as fnp
+>>> fnp.sin(0.5) * 2                      # eager: NumPy values
+>>> print(fg.make_jaxpr(fnp.sin)(0.5))    # staged: the typed IR
+"""
+from funcgrad import errors, lax, tree_util  # noqa: F401
+from funcgrad import numpy  # noqa: F401  (installs array methods on tracers)
+from funcgrad.core import ClosedJaxpr, Jaxpr, ShapedArray, check_jaxpr, eval_jaxpr  # noqa: F401
+from funcgrad.core.interpret import eval_closed_jaxpr, jaxpr_as_fun  # noqa: F401
+from funcgrad.core.staging import make_jaxpr  # noqa: F401
+
+
+class ShapeDtypeStruct:
+    """Shape and dtype of an argument without data, for ``make_jaxpr``/``jit.lower``."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(shape)
+        self.dtype = __import__("numpy").dtype(dtype)
+
+    def __repr__(self):
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+
+
+__version__ = "0.1.0"
+__all__ = [
+    "errors", "lax", "tree_util", "numpy", "make_jaxpr", "check_jaxpr", "eval_jaxpr",
+    "eval_closed_jaxpr", "jaxpr_as_fun", "ClosedJaxpr", "Jaxpr", "ShapedArray",
+    "ShapeDtypeStruct",
+]

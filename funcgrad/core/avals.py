@@ -1,0 +1,85 @@
+"""Abstract values: what a transform knows about an array (shape, dtype, weakness)."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from funcgrad.core import dtypes
+
+
+class ShapedArray:
+    """Static shape + dtype (+ weak_type for values that came from Python scalars).
+
+    Printed in short form: ``f64[3,4]``, ``i64[]``, ``bool[5]``.
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type")
+    array_abstraction_level = 1
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> "ShapedArray":
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def strip_weak_type(self) -> "ShapedArray":
+        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+
+    def str_short(self) -> str:
+        return f"{dtypes.SHORT_NAMES.get(self.dtype, self.dtype.name)}[{','.join(map(str, self.shape))}]"
+
+    def same_type(self, other: "ShapedArray") -> bool:
+        """Shape and dtype equal (weak_type is a promotion hint, not part of the type)."""
+        return self.shape == other.shape and self.dtype == other.dtype
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, ShapedArray)
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+    __str__ = str_short
+
+
+def is_python_scalar(x) -> bool:
+    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+
+
+def get_aval(x) -> ShapedArray:
+    """Aval of a concrete value (ndarray, NumPy scalar or Python scalar) or a tracer."""
+    aval = getattr(x, "aval", None)
+    if isinstance(aval, ShapedArray):
+        return aval
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(x.shape, dtypes.canonicalize(x.dtype, what="array"), False)
+    if is_python_scalar(x):
+        return ShapedArray((), dtypes.python_scalar_dtype(x), True)
+    if isinstance(x, numbers.Number):
+        raise dtypes.UnsupportedDtypeError(f"{type(x).__name__} values are not supported by funcgrad")
+    raise TypeError(
+        f"value of type {type(x).__name__} is not a valid funcgrad array: expected a "
+        "numpy.ndarray, a NumPy scalar, a Python bool/int/float, or a traced array"
+    )
+
+
+def raise_to_shaped(aval: ShapedArray) -> ShapedArray:
+    return aval

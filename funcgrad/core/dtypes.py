@@ -1,0 +1,84 @@
+"""The dtypes funcgrad supports and NumPy-2 promotion with weak Python scalars.
+
+Supported: bool, int32, int64, float32, float64. float64 is the default float and
+int64 the default int. Python scalars are *weak*: they take the dtype of the array
+they meet (NEP 50), which is what ``weak_type`` on an aval records.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.errors import UnsupportedDtypeError
+
+bool_ = np.dtype(np.bool_)
+int32 = np.dtype(np.int32)
+int64 = np.dtype(np.int64)
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+
+SUPPORTED = (bool_, int32, int64, float32, float64)
+_SUPPORTED_SET = frozenset(SUPPORTED)
+
+default_float = float64
+default_int = int64
+
+SHORT_NAMES = {bool_: "bool", int32: "i32", int64: "i64", float32: "f32", float64: "f64"}
+
+# A representative Python scalar per dtype kind, used to ask NumPy for NEP-50 promotion
+# of weakly typed values: np.result_type(np.float32, 0.0) -> float32.
+_WEAK_STANDIN = {"b": False, "i": 0, "f": 0.0}
+
+
+def canonicalize(dtype, *, what: str = "value") -> np.dtype:
+    """Return ``dtype`` as a supported ``np.dtype`` or raise ``UnsupportedDtypeError``."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as e:
+        raise UnsupportedDtypeError(f"{what}: {dtype!r} is not a dtype funcgrad understands") from e
+    if dt in _SUPPORTED_SET:
+        return dt
+    raise UnsupportedDtypeError(
+        f"{what} has dtype {dt.name}, which funcgrad does not support. Supported dtypes: "
+        "bool, int32, int64, float32, float64. Convert first, e.g. x.astype(numpy.float64)."
+    )
+
+
+def is_float(dtype) -> bool:
+    return np.dtype(dtype).kind == "f"
+
+
+def is_int(dtype) -> bool:
+    return np.dtype(dtype).kind == "i"
+
+
+def is_bool(dtype) -> bool:
+    return np.dtype(dtype) == bool_
+
+
+def python_scalar_dtype(x) -> np.dtype:
+    """dtype a Python scalar gets on its own (bool, int64, float64)."""
+    if isinstance(x, bool):
+        return bool_
+    if isinstance(x, int):
+        return int64
+    if isinstance(x, float):
+        return float64
+    if isinstance(x, complex):
+        raise UnsupportedDtypeError("complex numbers are not supported by funcgrad")
+    raise TypeError(f"{type(x).__name__} is not a Python scalar")
+
+
+def result_type(*dtypes_and_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
+    """NumPy-2 promotion of (dtype, weak_type) pairs -> (dtype, weak_type).
+
+    Strong operands promote by NumPy's table; weak operands (Python scalars) only raise
+    the *kind* (bool < int < float), never the precision. The result is weak only if
+    every operand is weak.
+    """
+    strong = [dt for dt, weak in dtypes_and_weak if not weak]
+    weak = [dt for dt, weak in dtypes_and_weak if weak]
+    if not strong:
+        dt = np.result_type(*weak) if len(weak) > 1 else weak[0]
+        return np.dtype(dt), True
+    standins = [_WEAK_STANDIN[dt.kind] for dt in weak]
+    return np.dtype(np.result_type(*strong, *standins)), False

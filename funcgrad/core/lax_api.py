@@ -1,0 +1,197 @@
+"""Primitive-level functions: each applies exactly one primitive (strict types).
+
+Rules in ``core`` call these (never NumPy), so every rule is itself traceable. The
+public ``funcgrad.lax`` module re-exports them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.core import dtypes
+from funcgrad.core.prims import dot as _dot
+from funcgrad.core.prims import elementwise as _ew
+from funcgrad.core.prims import indexing as _ix
+from funcgrad.core.prims import reductions as _red
+from funcgrad.core.prims import sort as _sort
+from funcgrad.core.prims import structural as _st
+from funcgrad.core.trace import get_aval_any
+
+
+def _unary(prim):
+    def f(x):
+        return prim.bind(x)
+
+    f.__name__ = prim.name
+    f.__doc__ = f"Elementwise ``{prim.name}`` (primitive; no promotion)."
+    return f
+
+
+def _binary(prim):
+    def f(x, y):
+        return prim.bind(x, y)
+
+    f.__name__ = prim.name
+    f.__doc__ = f"Elementwise ``{prim.name}`` of two operands of identical shape and dtype."
+    return f
+
+
+exp, log, log1p, expm1 = map(_unary, (_ew.exp_p, _ew.log_p, _ew.log1p_p, _ew.expm1_p))
+sin, cos, tan = map(_unary, (_ew.sin_p, _ew.cos_p, _ew.tan_p))
+asin, acos, atan = map(_unary, (_ew.asin_p, _ew.acos_p, _ew.atan_p))
+sinh, cosh, tanh = map(_unary, (_ew.sinh_p, _ew.cosh_p, _ew.tanh_p))
+asinh, acosh, atanh = map(_unary, (_ew.asinh_p, _ew.acosh_p, _ew.atanh_p))
+sqrt, cbrt, floor, ceil, round = map(_unary, (_ew.sqrt_p, _ew.cbrt_p, _ew.floor_p, _ew.ceil_p, _ew.round_p))
+is_finite, neg, abs, sign = map(_unary, (_ew.is_finite_p, _ew.neg_p, _ew.abs_p, _ew.sign_p))
+bitwise_not = _unary(_ew.not_p)
+
+add, sub, mul, div, rem, pow = map(_binary, (_ew.add_p, _ew.sub_p, _ew.mul_p, _ew.div_p, _ew.rem_p, _ew.pow_p))
+max, min, atan2, copysign = map(_binary, (_ew.max_p, _ew.min_p, _ew.atan2_p, _ew.copysign_p))
+bitwise_and, bitwise_or, bitwise_xor = map(_binary, (_ew.and_p, _ew.or_p, _ew.xor_p))
+eq, ne, lt, le, gt, ge = map(_binary, (_ew.eq_p, _ew.ne_p, _ew.lt_p, _ew.le_p, _ew.gt_p, _ew.ge_p))
+
+
+def integer_pow(x, y: int):
+    return _ew.integer_pow_p.bind(x, y=int(y))
+
+
+def select_n(which, *cases):
+    """``cases[which]`` elementwise; a bool ``which`` picks ``cases[1]`` where True."""
+    return _ew.select_n_p.bind(which, *cases)
+
+
+def select(pred, on_true, on_false):
+    """``pred ? on_true : on_false`` elementwise (operands of identical type)."""
+    return _ew.select_n_p.bind(pred, on_false, on_true)
+
+
+def convert_element_type(x, new_dtype, weak_type: bool = False):
+    """Cast ``x`` to ``new_dtype``; a no-op (no equation) when it already has it."""
+    new_dtype = dtypes.canonicalize(new_dtype, what="convert_element_type new_dtype")
+    aval = get_aval_any(x)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type and not isinstance(x, (bool, int, float)):
+        return x
+    return _ew.convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+def broadcast_in_dim(x, shape, broadcast_dimensions):
+    shape, bd = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
+    aval = get_aval_any(x)
+    if aval.shape == shape and bd == tuple(range(len(shape))):
+        return x
+    return _st.broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bd)
+
+
+def broadcast_to_rank(x, shape):
+    """Broadcast ``x`` to ``shape`` with NumPy's trailing-dimension alignment."""
+    aval = get_aval_any(x)
+    return broadcast_in_dim(x, shape, tuple(range(len(shape) - aval.ndim, len(shape))))
+
+
+def reshape(x, new_sizes):
+    new_sizes = tuple(int(d) for d in new_sizes)
+    if get_aval_any(x).shape == new_sizes:
+        return x
+    return _st.reshape_p.bind(x, new_sizes=new_sizes)
+
+
+def transpose(x, permutation):
+    permutation = tuple(int(p) for p in permutation)
+    if permutation == tuple(range(len(permutation))):
+        return x
+    return _st.transpose_p.bind(x, permutation=permutation)
+
+
+def rev(x, dimensions):
+    dimensions = tuple(int(d) for d in dimensions)
+    return _st.rev_p.bind(x, dimensions=dimensions) if dimensions else x
+
+
+def concatenate(operands, dimension: int):
+    operands = list(operands)
+    if len(operands) == 1:
+        return operands[0]
+    return _st.concatenate_p.bind(*operands, dimension=int(dimension))
+
+
+def pad(x, padding_value, padding_config):
+    cfg = tuple((int(lo), int(hi), int(it)) for lo, hi, it in padding_config)
+    return _st.pad_p.bind(x, padding_value, padding_config=cfg)
+
+
+def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's name
+    start, limit = tuple(map(int, start_indices)), tuple(map(int, limit_indices))
+    strides = tuple(map(int, strides)) if strides is not None and any(s != 1 for s in strides) else None
+    if start == (0,) * len(start) and limit == get_aval_any(x).shape and strides is None:
+        return x
+    return _st.slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
+
+
+def iota(dtype, shape, dimension: int = 0):
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+    return _st.iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=shape, dimension=int(dimension))
+
+
+def dynamic_slice(x, start_indices, slice_sizes):
+    return _ix.dynamic_slice_p.bind(x, *start_indices, slice_sizes=tuple(int(s) for s in slice_sizes))
+
+
+def dynamic_update_slice(x, update, start_indices):
+    return _ix.dynamic_update_slice_p.bind(x, update, *start_indices)
+
+
+def gather(operand, indices, mode: str = "clip", fill_value=None):
+    return _ix.gather_p.bind(operand, indices, mode=mode, fill_value=fill_value)
+
+
+def scatter(operand, indices, updates, kind: str = "set", mode: str = "drop"):
+    return _ix.scatter_p.bind(operand, indices, updates, kind=kind, mode=mode)
+
+
+def _axes(axes):
+    return tuple(sorted(int(a) for a in axes))
+
+
+def reduce_sum(x, axes):
+    return _red.reduce_sum_p.bind(x, axes=_axes(axes))
+
+
+def reduce_prod(x, axes):
+    return _red.reduce_prod_p.bind(x, axes=_axes(axes))
+
+
+def reduce_max(x, axes):
+    return _red.reduce_max_p.bind(x, axes=_axes(axes))
+
+
+def reduce_min(x, axes):
+    return _red.reduce_min_p.bind(x, axes=_axes(axes))
+
+
+def argmax(x, axis: int, index_dtype=dtypes.int64):
+    return _red.argmax_p.bind(x, axis=int(axis), index_dtype=dtypes.canonicalize(index_dtype))
+
+
+def argmin(x, axis: int, index_dtype=dtypes.int64):
+    return _red.argmin_p.bind(x, axis=int(axis), index_dtype=dtypes.canonicalize(index_dtype))
+
+
+def cumsum(x, axis: int = 0, reverse: bool = False):
+    return _red.cumsum_p.bind(x, axis=int(axis), reverse=bool(reverse))
+
+
+def cumprod(x, axis: int = 0, reverse: bool = False):
+    return _red.cumprod_p.bind(x, axis=int(axis), reverse=bool(reverse))
+
+
+def dot_general(x, y, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
+    return _dot.dot_general_p.bind(x, y, dimension_numbers=dn)
+
+
+def sort(operands, dimension: int = -1, num_keys: int = 1):
+    """Stable sort of a sequence of operands by the first ``num_keys``; returns a list."""
+    operands = list(operands)
+    ndim = get_aval_any(operands[0]).ndim
+    dimension = int(dimension) % ndim if ndim else 0
+    return _sort.sort_p.bind(*operands, dimension=dimension, num_keys=int(num_keys))

@@ -1,0 +1,225 @@
+"""Shape and layout primitives: broadcast, reshape, transpose, rev, concatenate, pad,
+slice, iota. Params are static tuples of Python ints, shown in the printed IR."""
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.core import dtypes
+from funcgrad.core.avals import ShapedArray
+from funcgrad.core.primitive import Primitive
+from funcgrad.core.prims._checks import check_axes
+
+
+def _shape_tuple(op, shape, argname="shape"):
+    shape = tuple(int(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{op}: negative dimension in {argname} {shape}")
+    return shape
+
+
+# --- broadcast_in_dim -----------------------------------------------------------------
+# Operand dim i goes to output dim broadcast_dimensions[i]; it must be 1 or equal.
+broadcast_in_dim_p = Primitive("broadcast_in_dim")
+
+
+@broadcast_in_dim_p.def_impl
+def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions):
+    x = np.asarray(x)
+    expanded = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        expanded[d] = x.shape[i]
+    # A read-only view, like numpy.broadcast_to: no copy for the common scalar case.
+    return np.broadcast_to(x.reshape(expanded), shape)
+
+
+@broadcast_in_dim_p.def_abstract_eval
+def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions):
+    shape = _shape_tuple("broadcast_in_dim", shape)
+    bd = tuple(broadcast_dimensions)
+    if len(bd) != x.ndim:
+        raise ValueError(
+            f"broadcast_in_dim: broadcast_dimensions {bd} must have one entry per operand "
+            f"dimension of {x.str_short()}"
+        )
+    if any(b <= a for a, b in zip(bd, bd[1:])) or any(not 0 <= d < len(shape) for d in bd):
+        raise ValueError(f"broadcast_in_dim: broadcast_dimensions {bd} must be increasing and < {len(shape)}")
+    for i, d in enumerate(bd):
+        if x.shape[i] not in (1, shape[d]):
+            raise ValueError(
+                f"broadcast_in_dim: operand {x.str_short()} dimension {i} (size {x.shape[i]}) "
+                f"cannot broadcast to size {shape[d]} of shape {shape}"
+            )
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+# --- reshape (row-major) ----------------------------------------------------------------
+reshape_p = Primitive("reshape")
+
+
+@reshape_p.def_impl
+def _reshape_impl(x, *, new_sizes):
+    return np.reshape(x, new_sizes)
+
+
+@reshape_p.def_abstract_eval
+def _reshape_abstract_eval(x, *, new_sizes):
+    new_sizes = _shape_tuple("reshape", new_sizes, "new_sizes")
+    if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
+        raise ValueError(f"reshape: cannot reshape {x.str_short()} (size {x.size}) into shape {new_sizes}")
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+# --- transpose --------------------------------------------------------------------------
+transpose_p = Primitive("transpose")
+
+
+@transpose_p.def_impl
+def _transpose_impl(x, *, permutation):
+    return np.transpose(x, permutation)
+
+
+@transpose_p.def_abstract_eval
+def _transpose_abstract_eval(x, *, permutation):
+    perm = check_axes("transpose", permutation, x.ndim, "permutation")
+    if len(perm) != x.ndim:
+        raise ValueError(f"transpose: permutation {perm} does not match rank of {x.str_short()}")
+    return ShapedArray(tuple(x.shape[p] for p in perm), x.dtype, x.weak_type)
+
+
+# --- rev (flip along dimensions) ----------------------------------------------------------
+rev_p = Primitive("rev")
+
+
+@rev_p.def_impl
+def _rev_impl(x, *, dimensions):
+    return np.flip(x, dimensions) if dimensions else x
+
+
+@rev_p.def_abstract_eval
+def _rev_abstract_eval(x, *, dimensions):
+    check_axes("rev", dimensions, x.ndim, "dimensions")
+    return x
+
+
+# --- concatenate ------------------------------------------------------------------------
+concatenate_p = Primitive("concatenate")
+
+
+@concatenate_p.def_impl
+def _concatenate_impl(*xs, dimension):
+    return np.concatenate(xs, axis=dimension)
+
+
+@concatenate_p.def_abstract_eval
+def _concatenate_abstract_eval(*xs, dimension):
+    if not xs:
+        raise ValueError("concatenate: needs at least one operand")
+    first = xs[0]
+    if not 0 <= dimension < max(first.ndim, 1) or first.ndim == 0:
+        raise ValueError(f"concatenate: dimension {dimension} out of range for {first.str_short()}")
+    for i, x in enumerate(xs):
+        if x.dtype != first.dtype or x.ndim != first.ndim or any(
+            a != b for d, (a, b) in enumerate(zip(x.shape, first.shape)) if d != dimension
+        ):
+            shown = ", ".join(a.str_short() for a in xs)
+            raise TypeError(
+                f"concatenate: operand {i} does not match operand 0 outside dimension "
+                f"{dimension} (operands: {shown})"
+            )
+    shape = list(first.shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(shape, first.dtype, all(x.weak_type for x in xs))
+
+
+# --- pad: (low, high, interior) per dimension; negative low/high crop ---------------------
+pad_p = Primitive("pad")
+
+
+@pad_p.def_impl
+def _pad_impl(x, padding_value, *, padding_config):
+    x = np.asarray(x)
+    out_shape = _pad_shape(x.shape, padding_config)
+    out = np.full(out_shape, padding_value, dtype=x.dtype)
+    # Place x with interior spacing into a buffer with non-negative padding, then crop.
+    full_shape = [
+        max(lo, 0) + (n - 1) * (it + 1) + 1 + max(hi, 0) if n else max(lo, 0) + max(hi, 0)
+        for n, (lo, hi, it) in zip(x.shape, padding_config)
+    ]
+    buf = np.full(full_shape, padding_value, dtype=x.dtype)
+    dst = tuple(slice(max(lo, 0), max(lo, 0) + (n - 1) * (it + 1) + 1, it + 1) if n else slice(0, 0)
+                for n, (lo, hi, it) in zip(x.shape, padding_config))
+    buf[dst] = x
+    crop = tuple(slice(-min(lo, 0), -min(lo, 0) + m) for m, (lo, hi, it) in zip(out_shape, padding_config))
+    out[...] = buf[crop]
+    return out
+
+
+def _pad_shape(shape, padding_config):
+    out = []
+    for n, (lo, hi, it) in zip(shape, padding_config):
+        core = n + max(n - 1, 0) * it
+        out.append(lo + hi + core)
+    return tuple(out)
+
+
+@pad_p.def_abstract_eval
+def _pad_abstract_eval(x, padding_value, *, padding_config):
+    if padding_value.shape != () or padding_value.dtype != x.dtype:
+        raise TypeError(
+            f"pad: padding_value must be a scalar of the operand dtype, got "
+            f"{padding_value.str_short()} for operand {x.str_short()}"
+        )
+    if len(padding_config) != x.ndim or any(len(c) != 3 or c[2] < 0 for c in padding_config):
+        raise ValueError(f"pad: padding_config {padding_config} must be one (low, high, interior>=0) per dim of {x.str_short()}")
+    shape = _pad_shape(x.shape, padding_config)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"pad: padding_config {padding_config} gives negative shape {shape}")
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+# --- slice: static start/limit/stride per dimension ----------------------------------------
+slice_p = Primitive("slice")
+
+
+@slice_p.def_impl
+def _slice_impl(x, *, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * len(start_indices)
+    return np.asarray(x)[tuple(slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
+
+
+@slice_p.def_abstract_eval
+def _slice_abstract_eval(x, *, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * len(start_indices)
+    if not (len(start_indices) == len(limit_indices) == len(strides) == x.ndim):
+        raise ValueError(f"slice: need one start/limit/stride per dimension of {x.str_short()}")
+    shape = []
+    for d, (s, l, st, n) in enumerate(zip(start_indices, limit_indices, strides, x.shape)):
+        if not (0 <= s <= l <= n) or st < 1:
+            raise ValueError(
+                f"slice: invalid start {s} / limit {l} / stride {st} for dimension {d} of {x.str_short()}"
+            )
+        shape.append((l - s + st - 1) // st)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+# --- iota: 0, 1, 2, ... along one dimension of a new array --------------------------------
+iota_p = Primitive("iota")
+
+
+@iota_p.def_impl
+def _iota_impl(*, dtype, shape, dimension):
+    v = np.arange(shape[dimension], dtype=dtype)
+    bshape = [1] * len(shape)
+    bshape[dimension] = shape[dimension]
+    return np.broadcast_to(v.reshape(bshape), shape)
+
+
+@iota_p.def_abstract_eval
+def _iota_abstract_eval(*, dtype, shape, dimension):
+    shape = _shape_tuple("iota", shape)
+    if not 0 <= dimension < len(shape):
+        raise ValueError(f"iota: dimension {dimension} out of range for shape {shape}")
+    dt = dtypes.canonicalize(dtype, what="iota dtype")
+    if dt.kind == "b":
+        raise TypeError("iota: dtype must be numeric, got bool")
+    return ShapedArray(shape, dt, False)

@@ -1,0 +1,193 @@
+"""Staging: trace a Python function into a ClosedJaxpr (``make_jaxpr``).
+
+``JaxprTrace`` is a *dynamic* trace: while it is active every primitive is recorded,
+even one applied only to constants. Values from outside (NumPy arrays, tracers of
+outer transforms) become constvars of the closed jaxpr; scalar constants are written
+inline as literals. The same machinery stages the bodies of ``jit`` and control flow.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.core import pytree
+from funcgrad.core.avals import ShapedArray, get_aval, is_python_scalar
+from funcgrad.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from funcgrad.core.source_info import user_frame
+from funcgrad.core.trace import Trace, Tracer, abstract_eval, new_main
+
+
+class JaxprTracer(Tracer):
+    __slots__ = ("_aval",)
+
+    def __init__(self, trace: "JaxprTrace", aval: ShapedArray):
+        self._trace = trace
+        self._aval = aval
+
+    @property
+    def aval(self):
+        return self._aval
+
+
+class JaxprBuilder:
+    """Collects the equations of one staged function."""
+
+    def __init__(self):
+        self.eqns: list[Eqn] = []
+        self.tracer_to_var: dict[int, Var] = {}
+        self.const_tracers: dict[int, JaxprTracer] = {}  # id(value) -> tracer
+        self.constvals: dict[int, object] = {}  # id(var) -> value
+        self._keepalive: list = []  # ids above are only valid while the objects live
+
+    def new_tracer(self, trace, aval) -> JaxprTracer:
+        t = JaxprTracer(trace, aval)
+        self.tracer_to_var[id(t)] = Var(aval)
+        self._keepalive.append(t)
+        return t
+
+    def getvar(self, t: JaxprTracer) -> Var:
+        return self.tracer_to_var[id(t)]
+
+    def new_const(self, trace, val) -> JaxprTracer:
+        t = self.const_tracers.get(id(val))
+        if t is None:
+            aval = val.aval if isinstance(val, Tracer) else get_aval(val)
+            t = self.new_tracer(trace, aval)
+            self.const_tracers[id(val)] = t
+            self.constvals[id(self.getvar(t))] = val
+            self._keepalive.append(val)
+        return t
+
+    def build(self, in_tracers, out_tracers):
+        invars = [self.getvar(t) for t in in_tracers]
+        outvars = [self.getvar(t) for t in out_tracers]
+        out_ids = {id(v) for v in outvars}
+        literals: dict[int, Literal] = {}
+        constvars, consts = [], []
+        for t in self.const_tracers.values():
+            var = self.getvar(t)
+            val = self.constvals[id(var)]
+            if _is_scalar_const(val) and id(var) not in out_ids:
+                literals[id(var)] = Literal(val, var.aval)
+            else:
+                constvars.append(var)
+                consts.append(val)
+        eqns = self.eqns
+        if literals:
+            eqns = [
+                e._replace(inputs=[literals.get(id(v), v) for v in e.inputs]) for e in self.eqns
+            ]
+        return Jaxpr(constvars, invars, eqns, outvars), consts
+
+
+def _is_scalar_const(val) -> bool:
+    if isinstance(val, Tracer):
+        return False
+    return is_python_scalar(val) or (isinstance(val, (np.ndarray, np.generic)) and val.shape == ())
+
+
+class JaxprTrace(Trace):
+    @property
+    def builder(self) -> JaxprBuilder:
+        return self.main.payload
+
+    def pure(self, val):
+        return self.builder.new_const(self, val)
+
+    # An outer transform's tracer used inside: it becomes a constant of this jaxpr,
+    # which the caller (jit, cond, ...) passes back in as an explicit operand.
+    lift = pure
+
+    def process_primitive(self, primitive, tracers, params):
+        builder = self.builder
+        out_avals = abstract_eval(primitive, [t.aval for t in tracers], params)
+        outs = [builder.new_tracer(self, a) for a in out_avals]
+        builder.eqns.append(
+            Eqn(
+                primitive,
+                [builder.getvar(t) for t in tracers],
+                [builder.getvar(t) for t in outs],
+                params,
+                user_frame(),
+            )
+        )
+        return outs if primitive.multiple_results else outs[0]
+
+
+def trace_to_jaxpr(fun_flat, in_avals) -> tuple[Jaxpr, list]:
+    """Stage ``fun_flat(*tracers) -> list of outputs`` into ``(jaxpr, consts)``."""
+    builder = JaxprBuilder()
+    with new_main(JaxprTrace, builder, dynamic=True) as main:
+        trace = JaxprTrace(main)
+        in_tracers = [builder.new_tracer(trace, a) for a in in_avals]
+        outs = fun_flat(*in_tracers)
+        out_tracers = [_to_tracer(trace, o) for o in outs]
+        return builder.build(in_tracers, out_tracers)
+
+
+def _to_tracer(trace: JaxprTrace, x):
+    from funcgrad.core.trace import full_raise
+
+    return full_raise(trace, x)
+
+
+def flatten_fun(f, in_tree):
+    """Wrap ``f`` (pytree in, pytree out) as a flat function; the output structure is
+    stored in the returned cell after the first call."""
+    out_tree_cell: list = []
+
+    def flat(*leaves):
+        args = pytree.tree_unflatten(in_tree, leaves)
+        out = f(*args)
+        out_leaves, out_tree = pytree.tree_flatten(out)
+        out_tree_cell.append(out_tree)
+        return out_leaves
+
+    return flat, out_tree_cell
+
+
+def abstractify(x, what: str = "argument") -> ShapedArray:
+    if isinstance(x, ShapedArray):
+        return x
+    if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, (np.ndarray, np.generic, Tracer)):
+        from funcgrad.core.dtypes import canonicalize  # ShapeDtypeStruct-like
+
+        return ShapedArray(x.shape, canonicalize(x.dtype, what=what))
+    try:
+        return get_aval(x)
+    except TypeError as e:
+        raise TypeError(f"{what}: {e}") from None
+
+
+def make_jaxpr(fun, static_argnums=()):
+    """Return a function that traces ``fun`` and returns its ``ClosedJaxpr``.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> print(fg.make_jaxpr(lambda x: fnp.sin(x) * 2.0)(1.0))
+    { lambda ; a:f64[]. let
+        b:f64[] = sin a
+        c:f64[] = mul b 2.0:f64[]
+      in (c,) }
+    """
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    static_argnums = tuple(static_argnums)
+
+    def make(*args, **kwargs):
+        if kwargs:
+            raise TypeError("make_jaxpr: pass arguments positionally (keyword arguments are not traced)")
+        static = {i % len(args): args[i] for i in static_argnums} if args else {}
+        dyn_args = [a for i, a in enumerate(args) if i not in static]
+
+        def call(*dyn):
+            it = iter(dyn)
+            full = [static[i] if i in static else next(it) for i in range(len(args))]
+            return fun(*full)
+
+        leaves, in_tree = pytree.tree_flatten(tuple(dyn_args))
+        in_avals = [abstractify(x, f"make_jaxpr argument leaf {i}") for i, x in enumerate(leaves)]
+        flat, out_tree_cell = flatten_fun(call, in_tree)
+        jaxpr, consts = trace_to_jaxpr(flat, in_avals)
+        return ClosedJaxpr(jaxpr, consts, out_tree=out_tree_cell[0], in_tree=in_tree)
+
+    make.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
+    return make

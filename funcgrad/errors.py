@@ -1,0 +1,44 @@
+"""Typed exceptions with messages that say what went wrong and how to fix it.
+
+Messages are built when the error is raised (never ahead of time), and point at the
+user's own source line where that helps (see ``core.source_info``).
+"""
+from __future__ import annotations
+
+__all__ = [
+    "ConcretizationError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "TracerArrayConversionError",
+    "UnexpectedTracerError",
+    "LoweringError",
+    "UnsupportedDtypeError",
+]
+
+
+class ConcretizationError(TypeError):
+    """A traced value was used where a concrete Python/NumPy value is required."""
+
+
+class TracerBoolConversionError(ConcretizationError):
+    """``bool(x)`` (an ``if``, ``while``, ``and``/``or``) on a traced value."""
+
+
+class TracerIntegerConversionError(ConcretizationError):
+    """``int(x)`` / ``operator.index(x)`` on a traced value."""
+
+
+class TracerArrayConversionError(ConcretizationError):
+    """``numpy.asarray(x)`` on a traced value."""
+
+
+class UnexpectedTracerError(Exception):
+    """A tracer escaped the transformation that created it (e.g. stored in a global)."""
+
+
+class LoweringError(Exception):
+    """Compilation of an equation failed; the message shows the equation in context."""
+
+
+class UnsupportedDtypeError(TypeError):
+    """A dtype funcgrad does not support (complex, object, strings, small ints, ...)."""

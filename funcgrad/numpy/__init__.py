@@ -1,0 +1,29 @@
+"""``import funcgrad.numpy as fnp``: NumPy-compatible functions that work eagerly on
+NumPy arrays and on traced values alike. See ``funcgrad.numpy_api`` for the code."""
+import numpy as _np
+
+from funcgrad.numpy_api import *  # noqa: F401,F403
+from funcgrad.numpy_api import __all__ as _api_all  # noqa: F401
+from funcgrad.numpy_api import indexing, linalg  # noqa: F401
+from funcgrad.numpy_api.indexing import at  # noqa: F401
+
+# dtypes and constants, as NumPy spells them
+bool_ = _np.bool_
+int32, int64 = _np.int32, _np.int64
+float32, float64 = _np.float32, _np.float64
+ndarray = _np.ndarray
+pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
+newaxis = None
+dtype = _np.dtype
+finfo, iinfo = _np.finfo, _np.iinfo
+issubdtype = _np.issubdtype
+floating, integer, number, inexact, signedinteger = _np.floating, _np.integer, _np.number, _np.inexact, _np.signedinteger
+
+
+def __getattr__(name):
+    if hasattr(_np, name):
+        raise AttributeError(
+            f"funcgrad.numpy has no function '{name}': numpy.{name} is not implemented in "
+            "funcgrad yet. Write it from funcgrad.numpy functions, or open an issue."
+        )
+    raise AttributeError(f"module 'funcgrad.numpy' has no attribute '{name}'")

@@ -1,0 +1,200 @@
+"""Shared helpers for funcgrad.numpy: argument checking, NumPy-2 dtype promotion and
+broadcasting. Every public function promotes and broadcasts here, then calls
+primitives (through ``funcgrad.core.lax_api``), which are strict.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from funcgrad.core import dtypes
+from funcgrad.core import lax_api as lax
+from funcgrad.core.avals import ShapedArray, get_aval, is_python_scalar
+from funcgrad.core.trace import Tracer, is_eager
+
+AxisError = np.exceptions.AxisError
+
+
+def is_tracer(x) -> bool:
+    return isinstance(x, Tracer)
+
+
+def is_arraylike(x) -> bool:
+    return isinstance(x, (np.ndarray, np.generic, Tracer)) or is_python_scalar(x)
+
+
+def check_arraylike(fname: str, *args) -> None:
+    """Reject non-array arguments (strings, None, objects) with a clear TypeError."""
+    for i, x in enumerate(args):
+        if not (is_arraylike(x) or isinstance(x, (list, tuple))):
+            raise TypeError(
+                f"{fname}: argument {i} of type {type(x).__name__} is not an array "
+                "(expected a numpy.ndarray, a scalar, a list/tuple of numbers, or a traced array)"
+            )
+
+
+def asarray(x, dtype=None, fname: str = "asarray"):
+    """``x`` as an ndarray or tracer with a supported dtype (optionally cast to ``dtype``).
+
+    Lists/tuples that contain tracers are stacked with primitives; anything else goes
+    through ``numpy.asarray``. Unsupported dtypes raise ``UnsupportedDtypeError``.
+    """
+    if dtype is not None:
+        dtype = dtypes.canonicalize(dtype, what=f"{fname} dtype")
+    if isinstance(x, Tracer):
+        return x if dtype is None else lax.convert_element_type(x, dtype)
+    if isinstance(x, (list, tuple)) and _contains_tracer(x):
+        return _stack_nested(x, dtype, fname)
+    if isinstance(x, (np.ndarray, np.generic)):
+        dtypes.canonicalize(x.dtype, what=f"{fname} argument")
+        return x if dtype is None or x.dtype == dtype else np.asarray(x, dtype)
+    if x is None or isinstance(x, (str, bytes)) or not (is_python_scalar(x) or isinstance(x, (list, tuple, numbers.Number))):
+        raise TypeError(f"{fname}: cannot convert {type(x).__name__} to an array")
+    arr = np.asarray(x) if dtype is None else np.asarray(x, dtype)
+    if arr.dtype == object:
+        raise TypeError(f"{fname}: ragged or non-numeric sequences cannot become arrays")
+    dtypes.canonicalize(arr.dtype, what=f"{fname} argument")
+    return arr
+
+
+def _contains_tracer(seq) -> bool:
+    stack = [seq]
+    while stack:
+        s = stack.pop()
+        for v in s:
+            if isinstance(v, Tracer):
+                return True
+            if isinstance(v, (list, tuple)):
+                stack.append(v)
+    return False
+
+
+def _stack_nested(seq, dtype, fname):
+    parts = [asarray(v, None, fname) if not isinstance(v, (list, tuple)) else _stack_nested(v, None, fname) for v in seq]
+    parts = promote_dtypes(*parts)
+    if dtype is not None:
+        parts = [lax.convert_element_type(p, dtype) for p in parts]
+    shapes = {aval_of(p).shape for p in parts}
+    if len(shapes) != 1:
+        raise ValueError(f"{fname}: setting an array element with a sequence; inhomogeneous shapes {sorted(shapes)}")
+    shape = shapes.pop()
+    expanded = [lax.reshape(p, (1,) + shape) for p in parts]
+    return lax.concatenate(expanded, 0)
+
+
+def aval_of(x) -> ShapedArray:
+    """Aval of an array-like; Python scalars are weakly typed."""
+    if isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, (list, tuple)):
+        return get_aval(asarray(x))
+    return get_aval(x)
+
+
+def shape_of(x) -> tuple:
+    return aval_of(x).shape
+
+
+def result_type(*args) -> np.dtype:
+    """The dtype NumPy 2 would give an operation on ``args`` (Python scalars weak)."""
+    return dtypes.result_type(*[(a.dtype, a.weak_type) for a in map(aval_of, args)])[0]
+
+
+def _convert(x, dtype):
+    if isinstance(x, Tracer):
+        return lax.convert_element_type(x, dtype)
+    if is_python_scalar(x):
+        return np.asarray(x, dtype)  # raises OverflowError like NumPy for out-of-range ints
+    x = asarray(x)
+    return x if x.dtype == dtype else x.astype(dtype)
+
+
+def promote_dtypes(*args):
+    """Convert all arguments to their common NumPy-2 result dtype."""
+    if len(args) == 1:
+        return [asarray(args[0])]
+    dtype = result_type(*args)
+    return [_convert(a, dtype) for a in args]
+
+
+def promote_dtypes_inexact(*args, fname: str = ""):
+    """Like promote_dtypes, then ints/bools become float64 (NumPy's float ufunc loops;
+    note NumPy would use float16 for bool, which funcgrad does not support)."""
+    dtype = result_type(*args)
+    if dtype.kind != "f":
+        dtype = dtypes.default_float
+    return [_convert(a, dtype) for a in args]
+
+
+def broadcast_shapes(fname: str, *shapes) -> tuple:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        shown = " ".join(str(tuple(s)) for s in shapes)
+        raise ValueError(f"{fname}: operands could not be broadcast together with shapes {shown}") from None
+
+
+def broadcast_to(x, shape):
+    """Broadcast ``x`` to ``shape`` (NumPy alignment); no-op when already that shape."""
+    shape = tuple(shape)
+    if aval_of(x).shape == shape:
+        return x
+    return lax.broadcast_to_rank(x, shape)
+
+
+def promote_shapes(fname: str, *args):
+    shapes = [aval_of(a).shape for a in args]
+    if all(s == shapes[0] for s in shapes):
+        return list(args)
+    shape = broadcast_shapes(fname, *shapes)
+    return [broadcast_to(a, shape) for a in args]
+
+
+def promote_args(fname: str, *args):
+    """Check, promote dtypes and broadcast shapes: ready for a strict primitive."""
+    check_arraylike(fname, *args)
+    return promote_shapes(fname, *promote_dtypes(*args))
+
+
+def promote_args_inexact(fname: str, *args):
+    check_arraylike(fname, *args)
+    return promote_shapes(fname, *promote_dtypes_inexact(*args, fname=fname))
+
+
+def canonicalize_axis(axis, ndim: int, fname: str = "") -> int:
+    """A possibly negative axis as 0..ndim-1, or NumPy's AxisError."""
+    try:
+        axis = int(axis.__index__())
+    except AttributeError:
+        raise TypeError(f"{fname}: axis must be an integer, got {type(axis).__name__}") from None
+    if not -ndim <= axis < ndim:
+        raise AxisError(axis, ndim, fname or None)
+    return axis % ndim if ndim else 0
+
+
+def canonicalize_axes(axis, ndim: int, fname: str = "") -> tuple:
+    """``None`` -> all axes; an int or a sequence -> sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(canonicalize_axis(a, ndim, fname) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"{fname}: duplicate value in 'axis'")
+        return tuple(sorted(axes))
+    return (canonicalize_axis(axis, ndim, fname),)
+
+
+def full(shape, fill_value, dtype):
+    """An array of ``shape`` filled with a scalar; staged as one broadcast under tracing."""
+    dtype = dtypes.canonicalize(dtype, what="full dtype")
+    shape = tuple(int(d) for d in shape)
+    if isinstance(fill_value, Tracer):
+        return lax.broadcast_in_dim(lax.convert_element_type(fill_value, dtype), shape, ())
+    if is_eager():
+        return np.full(shape, fill_value, dtype)
+    return lax.broadcast_in_dim(np.asarray(fill_value, dtype), shape, ())
+
+
+def zeros_like_aval(aval: ShapedArray):
+    return full(aval.shape, 0, aval.dtype)

@@ -1,0 +1,2 @@
+"""funcgrad.numpy: creation functions."""
+__all__: list[str] = []

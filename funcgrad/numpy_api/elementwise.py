@@ -1,0 +1,2 @@
+"""funcgrad.numpy: elementwise functions."""
+__all__: list[str] = []

@@ -1,0 +1,2 @@
+"""funcgrad.numpy: linalg functions."""
+__all__: list[str] = []

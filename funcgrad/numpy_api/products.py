@@ -1,0 +1,2 @@
+"""funcgrad.numpy: products functions."""
+__all__: list[str] = []

@@ -1,0 +1,2 @@
+"""funcgrad.numpy: reductions functions."""
+__all__: list[str] = []

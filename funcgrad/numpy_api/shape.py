@@ -1,0 +1,2 @@
+"""funcgrad.numpy: shape functions."""
+__all__: list[str] = []

@@ -1,0 +1,93 @@
+"""Table-driven op tests: one ``OpRow`` per (function, sample inputs).
+
+Rows live in ``tests/op_rows/<family>.py`` as a module-level list ``ROWS``. Each row
+is checked by ``tests/test_op_table.py``:
+
+- eager value of ``row.fun(*row.args)`` vs ``row.ref(*row.args)`` (NumPy): same type
+  (ndarray or NumPy scalar), shape and dtype; floats within ``rtol`` (1e-14 for
+  float64 by default), integers and booleans exactly, NaNs in the same places;
+- ``eval(make_jaxpr(row.fun))`` vs eager, and the jaxpr type-checks.
+
+Later work adds columns (jvp/vjp vs finite differences, vmap vs loop, jit vs eager)
+that read the same rows; ``row.diff`` lists the differentiable argument positions
+(float arguments by default) and ``row.tags`` holds exclusions with reasons.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class OpRow:
+    name: str  # test id, e.g. "add/broadcast"
+    fun: Callable  # funcgrad version: takes row.args positionally
+    ref: Callable  # NumPy reference with the same signature
+    args: tuple
+    rtol: float | None = None  # None: 1e-14 for float64, 2e-6 for float32
+    atol: float = 0.0
+    diff: tuple | None = None  # differentiable argnums (None: the float arguments)
+    tags: dict = dataclasses.field(default_factory=dict)  # e.g. {"no_grad": "reason"}
+
+    @property
+    def id(self) -> str:
+        return self.name
+
+
+def row(name, fun, ref, *args, **kw) -> OpRow:
+    return OpRow(name, fun, ref, tuple(args), **kw)
+
+
+_rng = np.random.default_rng(0)
+
+
+def rand(*shape, dtype=np.float64, low=-2.0, high=2.0, seed=None):
+    """Random array (or NumPy scalar for shape ()) of ``dtype`` in [low, high)."""
+    rng = np.random.default_rng(seed) if seed is not None else _rng
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        x = rng.uniform(low, high, size=shape).astype(dtype)
+    elif dtype.kind == "i":
+        x = rng.integers(int(low), int(high) + 1, size=shape).astype(dtype)
+    elif dtype.kind == "b":
+        x = rng.random(size=shape) < 0.5
+    else:
+        raise TypeError(dtype)
+    return np.asarray(x)
+
+
+def randpos(*shape, dtype=np.float64, low=0.1, high=3.0, seed=None):
+    return rand(*shape, dtype=dtype, low=low, high=high, seed=seed)
+
+
+def default_rtol(dtype) -> float:
+    return {np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-14}.get(np.dtype(dtype), 0.0)
+
+
+def _leaves(x):
+    if isinstance(x, (list, tuple)):
+        out = []
+        for v in x:
+            out.extend(_leaves(v))
+        return out
+    return [x]
+
+
+def assert_same(got, expected, rtol=None, atol=0.0, check_type=True, what="value"):
+    """Compare like NumPy users would: type, shape, dtype, then values."""
+    g_leaves, e_leaves = _leaves(got), _leaves(expected)
+    assert len(g_leaves) == len(e_leaves), f"{what}: {len(g_leaves)} outputs, expected {len(e_leaves)}"
+    for i, (g, e) in enumerate(zip(g_leaves, e_leaves)):
+        where = f"{what}[{i}]" if len(g_leaves) > 1 else what
+        if check_type:
+            assert isinstance(g, (np.ndarray, np.generic)), f"{where}: got {type(g).__name__}, expected a NumPy value"
+        g_arr, e_arr = np.asarray(g), np.asarray(e)
+        assert g_arr.shape == e_arr.shape, f"{where}: shape {g_arr.shape}, expected {e_arr.shape}"
+        assert g_arr.dtype == e_arr.dtype, f"{where}: dtype {g_arr.dtype}, expected {e_arr.dtype}"
+        tol = default_rtol(e_arr.dtype) if rtol is None else rtol
+        if e_arr.dtype.kind in "iub" or (tol == 0 and atol == 0):
+            np.testing.assert_array_equal(g_arr, e_arr, err_msg=where)
+        else:
+            np.testing.assert_allclose(g_arr, e_arr, rtol=tol, atol=atol, equal_nan=True, err_msg=where)
