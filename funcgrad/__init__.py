@@ -9,6 +9,19 @@ from funcgrad import numpy  # noqa: F401  (installs array methods on tracers)
 from funcgrad.core import ClosedJaxpr, Jaxpr, ShapedArray, check_jaxpr, eval_jaxpr  # noqa: F401
 from funcgrad.core.interpret import eval_closed_jaxpr, jaxpr_as_fun  # noqa: F401
 from funcgrad.core.staging import make_jaxpr  # noqa: F401
+from funcgrad.transforms.autodiff import (  # noqa: F401
+    grad,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linear_transpose,
+    linearize,
+    stop_gradient,
+    value_and_grad,
+    vjp,
+)
+from funcgrad import test_util  # noqa: F401
 
 
 class ShapeDtypeStruct:
@@ -28,5 +41,6 @@ __version__ = "0.1.0"
 __all__ = [
     "errors", "lax", "tree_util", "numpy", "make_jaxpr", "check_jaxpr", "eval_jaxpr",
     "eval_closed_jaxpr", "jaxpr_as_fun", "ClosedJaxpr", "Jaxpr", "ShapedArray",
-    "ShapeDtypeStruct",
+    "ShapeDtypeStruct", "grad", "value_and_grad", "jvp", "vjp", "linearize",
+    "linear_transpose", "jacfwd", "jacrev", "hessian", "stop_gradient", "test_util",
 ]

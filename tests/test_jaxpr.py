@@ -43,11 +43,12 @@ def test_golden_promotion_f32_with_python_scalar_and_int():
     closed = fg.make_jaxpr(lambda x, i: x + 1.0 + i)(np.ones(2, np.float32), np.ones(2, np.int32))
     assert str(closed) == golden("""
         { lambda ; a:f32[2] b:i32[2]. let
-            c:f32[2] = add a 1.0:f32[]
-            d:f64[2] = convert_element_type[new_dtype=float64 weak_type=False] c
-            e:f64[2] = convert_element_type[new_dtype=float64 weak_type=False] b
-            f:f64[2] = add d e
-          in (f,) }
+            c:f32[2] = broadcast_in_dim[broadcast_dimensions=() shape=(2,)] 1.0:f32[]
+            d:f32[2] = add a c
+            e:f64[2] = convert_element_type[new_dtype=float64 weak_type=False] d
+            f:f64[2] = convert_element_type[new_dtype=float64 weak_type=False] b
+            g:f64[2] = add e f
+          in (g,) }
     """)
 
 

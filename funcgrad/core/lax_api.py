@@ -43,6 +43,7 @@ asinh, acosh, atanh = map(_unary, (_ew.asinh_p, _ew.acosh_p, _ew.atanh_p))
 sqrt, cbrt, floor, ceil, round = map(_unary, (_ew.sqrt_p, _ew.cbrt_p, _ew.floor_p, _ew.ceil_p, _ew.round_p))
 is_finite, neg, abs, sign = map(_unary, (_ew.is_finite_p, _ew.neg_p, _ew.abs_p, _ew.sign_p))
 bitwise_not = _unary(_ew.not_p)
+stop_gradient_p = _ew.stop_gradient_p
 
 add, sub, mul, div, rem, pow = map(_binary, (_ew.add_p, _ew.sub_p, _ew.mul_p, _ew.div_p, _ew.rem_p, _ew.pow_p))
 max, min, atan2, copysign = map(_binary, (_ew.max_p, _ew.min_p, _ew.atan2_p, _ew.copysign_p))

@@ -103,7 +103,8 @@ def result_type(*args) -> np.dtype:
 
 def _convert(x, dtype):
     if isinstance(x, Tracer):
-        return lax.convert_element_type(x, dtype)
+        # Same dtype: only the weak flag would change, and primitives recompute it.
+        return x if x.aval.dtype == dtype else lax.convert_element_type(x, dtype)
     if is_python_scalar(x):
         return np.asarray(x, dtype)  # raises OverflowError like NumPy for out-of-range ints
     x = asarray(x)

@@ -1,2 +1,696 @@
-"""funcgrad.numpy: elementwise functions."""
-__all__: list[str] = []
+"""funcgrad.numpy: elementwise functions (NumPy's ufuncs and a few relatives).
+
+Each function checks and promotes its arguments with ``_util`` (NumPy 2 rules, weak
+Python scalars), broadcasts them, then applies strict primitives from ``lax_api``.
+Many are composites; they are written so that valid inputs raise no RuntimeWarning
+eagerly where NumPy raises none: an operation whose result a ``select`` discards is
+fed a harmless operand (e.g. a denominator of 1) instead of the real one.
+
+Deviations from NumPy, by design:
+
+- bool inputs to floating-point functions (``sin``, ``sqrt``, ``rint``, ``arctan2``, ...)
+  give float64 where NumPy gives float16 (funcgrad has no float16);
+- functions for which NumPy turns bools into int8 (``power``, ``square``,
+  ``reciprocal``, ``floor_divide``, ``remainder``, ``divmod``) raise TypeError for two
+  bool operands: cast to an integer dtype first;
+- integer division, remainder and reciprocal by zero give 0 without a RuntimeWarning
+  (NumPy warns, and its ``reciprocal`` of integer 0 gives the dtype's minimum);
+- under tracing, an integer ``power`` with a traced negative exponent cannot raise
+  NumPy's ValueError (a negative Python-int exponent still raises).
+"""
+from __future__ import annotations
+
+import builtins  # this module defines abs, round and divmod; builtins keeps Python's
+import functools
+import math
+
+import numpy as np
+
+from funcgrad.core import dtypes
+from funcgrad.core import lax_api as lax
+from funcgrad.numpy_api._util import (
+    asarray,
+    check_arraylike,
+    full,
+    promote_args,
+    promote_args_inexact,
+    promote_dtypes,
+    promote_shapes,
+    result_type,
+)
+
+__all__ = [
+    # arithmetic
+    "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "mod",
+    "remainder", "divmod", "power", "float_power", "negative", "positive", "abs",
+    "absolute", "fabs", "sign", "reciprocal", "square", "conj", "conjugate",
+    # exponents, logarithms, roots
+    "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+    "logaddexp", "logaddexp2",
+    # trigonometric and hyperbolic
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "hypot", "sinh",
+    "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "degrees",
+    "radians", "sinc",
+    # rounding
+    "floor", "ceil", "trunc", "rint", "fix", "round", "around",
+    # comparison, selection, float classification
+    "maximum", "minimum", "fmax", "fmin", "clip", "where", "equal", "not_equal", "less",
+    "less_equal", "greater", "greater_equal", "isfinite", "isnan", "isinf", "signbit",
+    "copysign", "heaviside", "nan_to_num",
+    # logical and bitwise
+    "logical_and", "logical_or", "logical_not", "logical_xor", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bitwise_not", "invert",
+]
+
+_BOOL = dtypes.bool_
+
+
+# --- helpers -------------------------------------------------------------------------
+
+def _out(x):
+    """NumPy ufuncs return a NumPy scalar for 0-d inputs; primitives built on
+    ``np.where``/``astype`` (select, casts, integer division) return 0-d arrays."""
+    if type(x) is np.ndarray and not x.shape:
+        return x[()]
+    return x
+
+
+def _const(like, value):
+    """``value`` broadcast to the shape and dtype of the (promoted) array ``like``."""
+    return full(like.shape, value, like.dtype)
+
+
+def _is_float(x) -> bool:
+    return x.dtype.kind == "f"
+
+
+def _no_bool(name: str, x, why: str = "") -> None:
+    if x.dtype == _BOOL:
+        raise TypeError(
+            f"{name}: not supported for boolean operands{why}; convert first, e.g. "
+            "x.astype(numpy.int64)"
+        )
+
+
+_INT8_WHY = " (NumPy would compute in int8, which funcgrad does not support)"
+
+
+def _elementwise(promote):
+    """Decorator: promote and broadcast the arguments with ``promote`` (named after the
+    decorated function, for errors), then run the body on them."""
+
+    def decorator(body):
+        name = body.__name__
+
+        @functools.wraps(body)
+        def fn(*args):
+            return _out(body(*promote(name, *args)))
+
+        return fn
+
+    return decorator
+
+
+_numeric = _elementwise(promote_args)  # keeps int/bool dtypes (NumPy 2 promotion)
+_inexact = _elementwise(promote_args_inexact)  # ints and bools become float64
+
+
+def _simple(name: str, promote, lax_fn, nin: int, doc: str):
+    """A function that is one primitive after promotion."""
+    if nin == 1:
+        def fn(x, /):
+            return lax_fn(*promote(name, x))
+    else:
+        def fn(x1, x2, /):
+            return lax_fn(*promote(name, x1, x2))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+# --- floating-point functions that are one primitive ---------------------------------
+# (integer and bool inputs compute in float64, like NumPy's float loops; see module doc)
+
+_F = promote_args_inexact
+exp = _simple("exp", _F, lax.exp, 1, "Elementwise ``e ** x``.")
+expm1 = _simple("expm1", _F, lax.expm1, 1, "Elementwise ``exp(x) - 1``, accurate near 0.")
+log = _simple("log", _F, lax.log, 1, "Elementwise natural logarithm.")
+log1p = _simple("log1p", _F, lax.log1p, 1, "Elementwise ``log(1 + x)``, accurate near 0.")
+sqrt = _simple("sqrt", _F, lax.sqrt, 1, "Elementwise non-negative square root.")
+cbrt = _simple("cbrt", _F, lax.cbrt, 1, "Elementwise real cube root.")
+sin = _simple("sin", _F, lax.sin, 1, "Elementwise sine (radians).")
+cos = _simple("cos", _F, lax.cos, 1, "Elementwise cosine (radians).")
+tan = _simple("tan", _F, lax.tan, 1, "Elementwise tangent (radians).")
+arcsin = _simple("arcsin", _F, lax.asin, 1, "Elementwise inverse sine, in [-pi/2, pi/2].")
+arccos = _simple("arccos", _F, lax.acos, 1, "Elementwise inverse cosine, in [0, pi].")
+arctan = _simple("arctan", _F, lax.atan, 1, "Elementwise inverse tangent, in [-pi/2, pi/2].")
+sinh = _simple("sinh", _F, lax.sinh, 1, "Elementwise hyperbolic sine.")
+cosh = _simple("cosh", _F, lax.cosh, 1, "Elementwise hyperbolic cosine.")
+tanh = _simple("tanh", _F, lax.tanh, 1, "Elementwise hyperbolic tangent.")
+arcsinh = _simple("arcsinh", _F, lax.asinh, 1, "Elementwise inverse hyperbolic sine.")
+arccosh = _simple("arccosh", _F, lax.acosh, 1, "Elementwise inverse hyperbolic cosine.")
+arctanh = _simple("arctanh", _F, lax.atanh, 1, "Elementwise inverse hyperbolic tangent.")
+rint = _simple("rint", _F, lax.round, 1, "Round to the nearest integer, halves to even.")
+divide = _simple(
+    "divide", _F, lax.div, 2,
+    "Elementwise true division ``x1 / x2``; integers divide in float64.\n\n"
+    ">>> fnp.divide(1, 2)\nnp.float64(0.5)",
+)
+true_divide = divide
+arctan2 = _simple("arctan2", _F, lax.atan2, 2, "Elementwise angle of the point (x2, x1), in [-pi, pi].")
+copysign = _simple("copysign", _F, lax.copysign, 2, "``|x1|`` with the sign (bit) of ``x2``.")
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+
+@_inexact
+def exp2(x, /):
+    """Elementwise ``2 ** x``."""
+    return lax.pow(_const(x, 2.0), x)
+
+
+@_inexact
+def log2(x, /):
+    """Elementwise base-2 logarithm."""
+    return lax.div(lax.log(x), _const(x, _LN2))
+
+
+@_inexact
+def log10(x, /):
+    """Elementwise base-10 logarithm."""
+    return lax.div(lax.log(x), _const(x, _LN10))
+
+
+@_inexact
+def deg2rad(x, /):
+    """Degrees to radians (``x * pi/180``, NumPy's constant)."""
+    return lax.mul(x, _const(x, math.pi / 180.0))
+
+
+@_inexact
+def rad2deg(x, /):
+    """Radians to degrees (``x * 180/pi``, NumPy's constant)."""
+    return lax.mul(x, _const(x, 180.0 / math.pi))
+
+
+radians = deg2rad
+degrees = rad2deg
+
+
+@_inexact
+def sinc(x, /):
+    """Normalised sinc, ``sin(pi x) / (pi x)`` with ``sinc(0) == 1``.
+
+    Like NumPy, 0 is replaced by a tiny number rather than special-cased, so the result
+    is bit-for-bit NumPy's. Bool input gives float64, as in NumPy.
+    """
+    tiny = _const(x, 1e-20)
+    y = lax.mul(_const(x, math.pi), lax.select(lax.eq(x, _const(x, 0.0)), tiny, x))
+    return lax.div(lax.sin(y), y)
+
+
+@_inexact
+def hypot(x1, x2, /):
+    """``sqrt(x1**2 + x2**2)`` without overflow or underflow; inf if either is inf."""
+    a1, a2 = lax.abs(x1), lax.abs(x2)
+    big, small = lax.max(a1, a2), lax.min(a1, a2)
+    # big * sqrt(1 + (small/big)**2); keep the ratio's denominator finite and nonzero.
+    ok = lax.bitwise_and(lax.gt(big, _const(big, 0.0)), lax.is_finite(big))
+    ratio = lax.div(lax.select(ok, small, _const(small, 0.0)), lax.select(ok, big, _const(big, 1.0)))
+    h = lax.mul(big, lax.sqrt(lax.add(_const(big, 1.0), lax.mul(ratio, ratio))))
+    inf = _const(big, np.inf)
+    return lax.select(lax.bitwise_or(lax.eq(a1, inf), lax.eq(a2, inf)), inf, h)
+
+
+def _logaddexp(x1, x2, log1p_exp, on_tie):
+    """Shared body: ``max + log1p_exp(-|x1 - x2|)``; equal inputs (also equal
+    infinities, whose difference would be nan) give ``max + on_tie``."""
+    tie = lax.eq(x1, x2)
+    zero = _const(x1, 0.0)
+    delta = lax.sub(lax.select(tie, zero, x1), lax.select(tie, zero, x2))
+    big = lax.max(x1, x2)
+    return lax.select(tie, lax.add(big, _const(big, on_tie)), lax.add(big, log1p_exp(lax.neg(lax.abs(delta)))))
+
+
+@_inexact
+def logaddexp(x1, x2, /):
+    """``log(exp(x1) + exp(x2))`` without overflow."""
+    return _logaddexp(x1, x2, lambda d: lax.log1p(lax.exp(d)), _LN2)
+
+
+@_inexact
+def logaddexp2(x1, x2, /):
+    """``log2(2**x1 + 2**x2)`` without overflow."""
+    def log2_1p_exp2(d):
+        return lax.div(lax.log1p(lax.pow(_const(d, 2.0), d)), _const(d, _LN2))
+
+    return _logaddexp(x1, x2, log2_1p_exp2, 1.0)
+
+
+@_inexact
+def heaviside(x1, x2, /):
+    """Step function: 0 where ``x1 < 0``, ``x2`` where ``x1 == 0``, 1 where ``x1 > 0``
+    (nan where ``x1`` is nan)."""
+    zero = _const(x1, 0.0)
+    step = lax.select(lax.lt(x1, zero), zero, lax.select(lax.gt(x1, zero), _const(x1, 1.0), x1))
+    return lax.select(lax.eq(x1, zero), x2, step)
+
+
+@_inexact
+def fabs(x, /):
+    """Absolute value, always floating point (ints give float64)."""
+    return lax.abs(x)
+
+
+def float_power(x1, x2, /):
+    """``x1 ** x2`` computed in float64 (float32 inputs too, like NumPy)."""
+    x1, x2 = promote_args_inexact("float_power", x1, x2)
+    if x1.dtype != dtypes.float64:
+        x1 = lax.convert_element_type(x1, dtypes.float64)
+        x2 = lax.convert_element_type(x2, dtypes.float64)
+    return lax.pow(x1, x2)
+
+
+# --- arithmetic --------------------------------------------------------------------
+
+@_numeric
+def add(x1, x2, /):
+    """Elementwise ``x1 + x2`` (for bools: logical or, like NumPy)."""
+    return lax.bitwise_or(x1, x2) if x1.dtype == _BOOL else lax.add(x1, x2)
+
+
+@_numeric
+def multiply(x1, x2, /):
+    """Elementwise ``x1 * x2`` (for bools: logical and, like NumPy)."""
+    return lax.bitwise_and(x1, x2) if x1.dtype == _BOOL else lax.mul(x1, x2)
+
+
+@_numeric
+def subtract(x1, x2, /):
+    """Elementwise ``x1 - x2``. Two bools raise TypeError, like NumPy."""
+    if x1.dtype == _BOOL:
+        raise TypeError(
+            "subtract: boolean subtract (the `-` operator) is not supported, like in NumPy; "
+            "use bitwise_xor (the `^` operator) or logical_xor instead"
+        )
+    return lax.sub(x1, x2)
+
+
+@_numeric
+def negative(x, /):
+    """Elementwise ``-x``. Bools raise TypeError, like NumPy."""
+    if x.dtype == _BOOL:
+        raise TypeError(
+            "negative: boolean negative (the `-` operator) is not supported, like in NumPy; "
+            "use invert (the `~` operator) or logical_not instead"
+        )
+    return lax.neg(x)
+
+
+@_numeric
+def positive(x, /):
+    """Elementwise ``+x`` (a no-op; bools raise TypeError, like NumPy)."""
+    _no_bool("positive", x)
+    return x
+
+
+@_numeric
+def absolute(x, /):
+    """Elementwise ``|x|``; keeps the dtype (bools stay bools)."""
+    return x if x.dtype == _BOOL else lax.abs(x)
+
+
+abs = absolute  # noqa: A001 - NumPy's name
+
+
+@_numeric
+def sign(x, /):
+    """-1, 0 or 1 by the sign of ``x`` (nan for nan); bools raise TypeError, like NumPy."""
+    _no_bool("sign", x)
+    return lax.sign(x)
+
+
+@_numeric
+def square(x, /):
+    """Elementwise ``x * x``."""
+    _no_bool("square", x, _INT8_WHY)
+    return lax.integer_pow(x, 2)
+
+
+@_numeric
+def reciprocal(x, /):
+    """Elementwise ``1 / x``, in ``x``'s dtype: for integers this truncates (and
+    ``1 // 0`` gives 0; NumPy gives the dtype's minimum with a warning)."""
+    _no_bool("reciprocal", x, _INT8_WHY)
+    return lax.div(_const(x, 1), x)
+
+
+@_numeric
+def conjugate(x, /):
+    """Complex conjugate: the identity, since funcgrad has only real dtypes."""
+    _no_bool("conjugate", x, _INT8_WHY)
+    return x
+
+
+conj = conjugate
+
+
+def power(x1, x2, /):
+    """Elementwise ``x1 ** x2``; integers stay integers.
+
+    A Python-int exponent applies ``lax.integer_pow`` (exact, and differentiable at
+    negative bases). Integers to negative integer powers raise ValueError, like NumPy
+    (eagerly; a traced negative exponent cannot be checked).
+    """
+    check_arraylike("power", x1, x2)
+    if type(x2) is int:
+        (x1,) = promote_dtypes(x1, x2)[:1]
+        _no_bool("power", x1, _INT8_WHY)
+        if x2 < 0 and not _is_float(x1):
+            raise ValueError("power: integers to negative integer powers are not allowed (like NumPy)")
+        return _out(lax.integer_pow(x1, x2))
+    x1, x2 = promote_args("power", x1, x2)
+    _no_bool("power", x1, _INT8_WHY)
+    return lax.pow(x1, x2)
+
+
+# --- floor division and remainder ---------------------------------------------------
+# Floats follow NumPy's npy_divmod step by step, so results are bit-for-bit NumPy's
+# (e.g. 1.0 // 0.1 == 9.0, not 10.0): mod = fmod(a, b), div = (a - mod) / b; give mod
+# the sign of b (mod += b, div -= 1); round floor(div) to the nearest integer.
+
+def _fmod_sign_fix(a, b):
+    """``fmod(a, b)`` and where it is nonzero with a sign different from ``b``'s."""
+    zero = _const(a, 0.0)
+    mod = lax.rem(a, b)
+    fix = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.lt(b, zero), lax.lt(mod, zero)))
+    return mod, fix, zero
+
+
+def _float_remainder(a, b):
+    mod, fix, zero = _fmod_sign_fix(a, b)
+    # A zero remainder takes the sign of b (b == 0 leaves fmod's nan).
+    return lax.select(lax.eq(mod, zero), lax.copysign(zero, b), lax.select(fix, lax.add(mod, b), mod))
+
+
+def _float_floor_divide(a, b):
+    mod, fix, zero = _fmod_sign_fix(a, b)
+    one = _const(a, 1.0)
+    b_is_zero = lax.eq(b, zero)
+    div = lax.div(lax.sub(a, mod), lax.select(b_is_zero, one, b))
+    div = lax.select(fix, lax.sub(div, one), div)
+    floor_div = lax.floor(div)
+    # div is an integer up to rounding error: round floor(div) to the nearest.
+    floor_div = lax.select(lax.gt(lax.sub(div, floor_div), _const(a, 0.5)), lax.add(floor_div, one), floor_div)
+    # A zero quotient carries the sign of a / b (sign bits xor'ed, no division needed).
+    signed_zero = lax.mul(lax.copysign(zero, a), lax.copysign(one, b))
+    floor_div = lax.select(lax.eq(div, zero), signed_zero, floor_div)
+    # x // 0 is a / 0 (inf or nan, with NumPy's warning); only the zero entries divide.
+    return lax.select(b_is_zero, lax.div(a, lax.select(b_is_zero, b, one)), floor_div)
+
+
+def _int_floor_divmod(a, b):
+    """Floor division and modulo from truncating ``div``/``rem`` (x // 0 == x % 0 == 0)."""
+    q, r = lax.div(a, b), lax.rem(a, b)
+    zero = _const(a, 0)
+    fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
+    return lax.select(fix, lax.sub(q, _const(a, 1)), q), lax.select(fix, lax.add(r, b), r)
+
+
+@_numeric
+def floor_divide(x1, x2, /):
+    """Elementwise ``x1 // x2``, rounding toward minus infinity; ``x // 0`` is 0 for
+    integers (NumPy also warns) and ``x1 / 0`` for floats."""
+    _no_bool("floor_divide", x1, _INT8_WHY)
+    if _is_float(x1):
+        return _float_floor_divide(x1, x2)
+    return _int_floor_divmod(x1, x2)[0]
+
+
+@_numeric
+def remainder(x1, x2, /):
+    """Elementwise ``x1 % x2`` with the sign of ``x2`` (Python's ``%``); ``x % 0`` is 0
+    for integers (NumPy also warns) and nan for floats."""
+    _no_bool("remainder", x1, _INT8_WHY)
+    if _is_float(x1):
+        return _float_remainder(x1, x2)
+    return _int_floor_divmod(x1, x2)[1]
+
+
+mod = remainder
+
+
+def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
+    """``(floor_divide(x1, x2), remainder(x1, x2))``."""
+    x1, x2 = promote_args("divmod", x1, x2)
+    _no_bool("divmod", x1, _INT8_WHY)
+    if _is_float(x1):
+        q, r = _float_floor_divide(x1, x2), _float_remainder(x1, x2)
+    else:
+        q, r = _int_floor_divmod(x1, x2)
+    return _out(q), _out(r)
+
+
+# --- rounding ------------------------------------------------------------------------
+# NumPy 2.4 returns integer and bool inputs of floor/ceil/trunc/fix unchanged.
+
+@_numeric
+def floor(x, /):
+    """Largest integer ``<= x`` (integers and bools are returned unchanged)."""
+    return lax.floor(x) if _is_float(x) else x
+
+
+@_numeric
+def ceil(x, /):
+    """Smallest integer ``>= x`` (integers and bools are returned unchanged)."""
+    return lax.ceil(x) if _is_float(x) else x
+
+
+@_numeric
+def trunc(x, /):
+    """Round toward zero (integers and bools are returned unchanged)."""
+    if not _is_float(x):
+        return x
+    return lax.select(lax.lt(x, _const(x, 0.0)), lax.ceil(x), lax.floor(x))
+
+
+def fix(x):
+    """Round toward zero; the same as ``trunc``."""
+    return trunc(x)
+
+
+def round(a, decimals=0):  # noqa: A001 - NumPy's name
+    """Round to ``decimals`` decimal places, halves to even, like ``numpy.round``.
+
+    Floats compute ``rint(a * 10**decimals) / 10**decimals`` (or divide, then multiply,
+    for negative ``decimals``) in their own dtype, so results match NumPy's. Integers
+    are returned unchanged for ``decimals >= 0`` and rounded through float64 otherwise.
+    Bools: ``decimals`` must be 0 and the result is float64 (NumPy: float16).
+    """
+    check_arraylike("round", a)
+    decimals = int(decimals)
+    a = asarray(a, fname="round")
+    kind = a.dtype.kind
+    if kind == "b":
+        if decimals != 0:
+            raise TypeError("round: bool input supports only decimals=0 (NumPy cannot round bools either)")
+        return _out(lax.round(lax.convert_element_type(a, dtypes.float64)))
+    if kind == "i" and decimals >= 0:
+        return _out(a)
+    if decimals == 0:
+        return lax.round(a)
+    x = a if kind == "f" else lax.convert_element_type(a, dtypes.float64)
+    scale = _const(x, 10.0 ** builtins.abs(decimals))
+    if decimals > 0:
+        y = lax.div(lax.round(lax.mul(x, scale)), scale)
+    else:
+        y = lax.mul(lax.round(lax.div(x, scale)), scale)
+    return _out(y if kind == "f" else lax.convert_element_type(y, a.dtype))
+
+
+around = round
+
+
+# --- comparison and selection -----------------------------------------------------------
+
+maximum = _simple("maximum", promote_args, lax.max, 2, "Elementwise maximum; nan if either is nan.")
+minimum = _simple("minimum", promote_args, lax.min, 2, "Elementwise minimum; nan if either is nan.")
+
+
+@_numeric
+def fmax(x1, x2, /):
+    """Elementwise maximum ignoring nan (nan only where both are nan)."""
+    if not _is_float(x1):
+        return lax.max(x1, x2)
+    # Replace each nan by the other operand; max then sees a number wherever one exists.
+    return lax.max(lax.select(lax.ne(x1, x1), x2, x1), lax.select(lax.ne(x2, x2), x1, x2))
+
+
+@_numeric
+def fmin(x1, x2, /):
+    """Elementwise minimum ignoring nan (nan only where both are nan)."""
+    if not _is_float(x1):
+        return lax.min(x1, x2)
+    return lax.min(lax.select(lax.ne(x1, x1), x2, x1), lax.select(lax.ne(x2, x2), x1, x2))
+
+
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 - NumPy's names
+    """Limit ``a`` to ``[a_min, a_max]``: ``minimum(maximum(a, a_min), a_max)``.
+
+    Either bound may be None (NumPy 2's ``min=``/``max=`` keywords work too). All given
+    arguments promote together, so ``clip(int_array, 0.5, 1.5)`` is float64.
+    """
+    if min is not None:
+        if a_min is not None:
+            raise TypeError("clip: pass only one of a_min and min")
+        a_min = min
+    if max is not None:
+        if a_max is not None:
+            raise TypeError("clip: pass only one of a_max and max")
+        a_max = max
+    bounds = [b for b in (a_min, a_max) if b is not None]
+    a, *bounds = promote_args("clip", a, *bounds)
+    if a_min is not None:
+        a = lax.max(a, bounds.pop(0))
+    if a_max is not None:
+        a = lax.min(a, bounds.pop(0))
+    return _out(a)
+
+
+def _to_bool(x, fname: str):
+    x = asarray(x, fname=fname)
+    return x if x.dtype == _BOOL else lax.convert_element_type(x, _BOOL)
+
+
+def where(condition, x=None, y=None, /):
+    """``x`` where ``condition`` is true, else ``y`` (promoted and broadcast together).
+
+    Always returns an array (a 0-d one for scalar inputs), like NumPy. The one-argument
+    form ``where(condition)`` is ``nonzero(condition)``: call ``fnp.nonzero`` for it.
+    """
+    if x is None and y is None:
+        raise TypeError(
+            "where: the one-argument form where(condition) is not supported; use "
+            "fnp.nonzero(condition) (only for concrete values: its output shape depends on the data)"
+        )
+    if x is None or y is None:
+        raise ValueError("where: either both or neither of x and y should be given")
+    check_arraylike("where", condition, x, y)
+    cond = _to_bool(condition, "where")
+    x, y = promote_dtypes(x, y)
+    cond, x, y = promote_shapes("where", cond, x, y)
+    return lax.select(cond, x, y)
+
+
+def _compare(name, lax_fn, doc):
+    return _simple(name, promote_args, lax_fn, 2, doc)
+
+
+equal = _compare("equal", lax.eq, "Elementwise ``x1 == x2`` (bool).")
+not_equal = _compare("not_equal", lax.ne, "Elementwise ``x1 != x2`` (bool).")
+less = _compare("less", lax.lt, "Elementwise ``x1 < x2`` (bool).")
+less_equal = _compare("less_equal", lax.le, "Elementwise ``x1 <= x2`` (bool).")
+greater = _compare("greater", lax.gt, "Elementwise ``x1 > x2`` (bool).")
+greater_equal = _compare("greater_equal", lax.ge, "Elementwise ``x1 >= x2`` (bool).")
+
+
+# --- floating-point classification ------------------------------------------------------
+# Integers and bools are always finite; those answers do not depend on the values.
+
+def _float_class(name: str, float_fn, int_value: bool, doc: str):
+    def fn(x, /):
+        check_arraylike(name, x)
+        x = asarray(x, fname=name)
+        return _out(float_fn(x) if _is_float(x) else _const_bool(x, int_value))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _const_bool(like, value: bool):
+    return full(like.shape, value, _BOOL)
+
+
+isfinite = _float_class("isfinite", lax.is_finite, True, "True where ``x`` is neither inf nor nan.")
+isnan = _float_class("isnan", lambda x: lax.ne(x, x), False, "True where ``x`` is nan.")
+isinf = _float_class(
+    "isinf", lambda x: lax.eq(lax.abs(x), _const(x, np.inf)), False, "True where ``x`` is +inf or -inf."
+)
+
+
+def signbit(x, /):
+    """True where the sign bit is set (also for -0.0 and negative nans)."""
+    check_arraylike("signbit", x)
+    x = asarray(x, fname="signbit")
+    if _is_float(x):
+        # copysign reads the sign bit, which comparisons cannot see for -0.0 and nan.
+        return lax.lt(lax.copysign(_const(x, 1.0), x), _const(x, 0.0))
+    if x.dtype == _BOOL:
+        return _out(_const_bool(x, False))
+    return lax.lt(x, _const(x, 0))
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """Replace nan by ``nan``, +inf by ``posinf`` and -inf by ``neginf`` (defaults: the
+    dtype's largest and smallest finite values). Integers and bools are unchanged.
+    ``copy`` is accepted for NumPy compatibility; results are never views."""
+    check_arraylike("nan_to_num", x)
+    x = asarray(x, fname="nan_to_num")
+    if not _is_float(x):
+        return _out(x)
+    info = np.finfo(x.dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    inf = _const(x, np.inf)
+    y = lax.select(lax.ne(x, x), full(x.shape, nan, x.dtype), x)
+    y = lax.select(lax.eq(x, inf), full(x.shape, posinf, x.dtype), y)
+    y = lax.select(lax.eq(x, lax.neg(inf)), full(x.shape, neginf, x.dtype), y)
+    return _out(y)
+
+
+# --- logical and bitwise ------------------------------------------------------------
+
+def _logical(name: str, lax_fn, doc: str):
+    def fn(x1, x2, /):
+        check_arraylike(name, x1, x2)
+        return _out(lax_fn(*promote_shapes(name, _to_bool(x1, name), _to_bool(x2, name))))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+logical_and = _logical("logical_and", lax.bitwise_and, "Elementwise truth of ``x1 and x2`` (bool).")
+logical_or = _logical("logical_or", lax.bitwise_or, "Elementwise truth of ``x1 or x2`` (bool).")
+logical_xor = _logical("logical_xor", lax.ne, "Elementwise truth of ``bool(x1) != bool(x2)``.")
+
+
+def logical_not(x, /):
+    """Elementwise ``not x`` (bool)."""
+    check_arraylike("logical_not", x)
+    return _out(lax.bitwise_not(_to_bool(x, "logical_not")))
+
+
+def _check_int_or_bool(name: str, x) -> None:
+    if x.dtype.kind not in "ib":
+        raise TypeError(
+            f"{name}: operands must be integers or booleans, got {x.dtype.name} (like NumPy, "
+            "bitwise operations are not defined for floating point)"
+        )
+
+
+def _bitwise(name: str, lax_fn, nin: int, doc: str):
+    def checked(*args):
+        _check_int_or_bool(name, args[0])
+        return lax_fn(*args)
+
+    return _simple(name, promote_args, checked, nin, doc)
+
+
+bitwise_and = _bitwise("bitwise_and", lax.bitwise_and, 2, "Elementwise ``x1 & x2`` (ints and bools).")
+bitwise_or = _bitwise("bitwise_or", lax.bitwise_or, 2, "Elementwise ``x1 | x2`` (ints and bools).")
+bitwise_xor = _bitwise("bitwise_xor", lax.bitwise_xor, 2, "Elementwise ``x1 ^ x2`` (ints and bools).")
+invert = _bitwise("invert", lax.bitwise_not, 1, "Elementwise ``~x``: bitwise not (logical not for bools).")
+bitwise_not = invert

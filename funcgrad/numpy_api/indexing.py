@@ -1,10 +1,673 @@
-"""funcgrad.numpy: indexing (``x[idx]``) and functional updates (``x.at[idx].set(v)``)."""
-__all__: list[str] = []
+"""funcgrad.numpy: indexing (``x[idx]``), functional updates (``x.at[idx].set(v)``),
+``take``, ``take_along_axis`` and the ``nonzero`` family.
+
+Indices follow NumPy: ints (negative too), slices with any step, ``None``, ``...``,
+integer arrays and lists (advanced indexing, broadcast together; the advanced
+dimensions go where the first advanced index was when all advanced indices are
+adjacent, else first), and boolean masks when their values are known.
+
+How each index is staged (so the printed IR stays readable):
+
+- static ints and slices: ``slice`` (+ ``rev`` for negative steps) + ``reshape``;
+- a traced scalar integer: ``dynamic_slice`` + ``reshape``;
+- integer arrays (concrete or traced): ``gather`` on the leading, transposed axes.
+
+Out-of-range indices. Indices whose values are known at trace time (Python ints,
+NumPy arrays, lists) are checked like NumPy: ``IndexError("index 5 is out of bounds
+for axis 0 with size 3")``. Traced indices cannot be checked, so they follow JAX: a
+negative index is wrapped once (``i + n`` where ``i < 0``), then reads *clamp* into
+range (``x[i]`` with traced ``i == 7`` on a size-3 axis reads ``x[2]``) and updates
+through ``.at[]`` *drop* out-of-range writes. This keeps compiled code memory-safe.
+
+A boolean mask gives a result whose shape depends on its values, so a traced mask
+raises ``NonConcreteBooleanIndexError``; use ``fnp.where(mask, x, fill)`` instead.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.core import dtypes
+from funcgrad.core import lax_api as lax
+from funcgrad.core.trace import Tracer
+from funcgrad.errors import ConcretizationError
+from funcgrad.numpy_api import _util
+
+__all__ = ["take", "take_along_axis", "nonzero", "argwhere", "flatnonzero", "at"]
+
+_i64 = dtypes.int64
+
+_VALID_INDEX_MSG = (
+    "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
+    "boolean arrays are valid indices"
+)
+
+_ARRAY_DTYPE_MSG = "arrays used as indices must be of integer (or boolean) type"
 
 
-def getitem(x, idx):  # placeholder until the indexing module lands
-    raise NotImplementedError("indexing is not implemented yet")
+class DataDependentShapeError(ConcretizationError):
+    """An operation whose output *shape* depends on traced values (nonzero, masks)."""
+
+
+class NonConcreteBooleanIndexError(DataDependentShapeError):
+    """``x[mask]`` with a traced boolean ``mask``: the result size is not known."""
+
+
+def _mask_error(mask) -> NonConcreteBooleanIndexError:
+    return NonConcreteBooleanIndexError(
+        f"Array boolean indices must be concrete; got a traced boolean mask "
+        f"{mask.aval.str_short()}. The shape of x[mask] depends on how many entries are "
+        "True, which is only known when the program runs. Use fnp.where(mask, x, fill) to "
+        "keep the shape (e.g. fnp.where(mask, x, 0).sum() instead of x[mask].sum()), or pass "
+        "the mask as a concrete NumPy array."
+    )
+
+
+# --- parsing an index into a plan -----------------------------------------------------------
+# After parsing, a plan is a list of entries, one per index item, in order:
+#   ("new",)                      numpy.newaxis
+#   ("slice", dim, lo, m, step)   m elements lo, lo+step, ... of operand dim ``dim``
+#   ("int", dim, i)               a static, in-range, non-negative int
+#   ("dyn", dim, i)               a traced scalar integer (int64, not yet wrapped)
+#   ("adv", dim, arr)             an integer array (concrete: wrapped and checked;
+#                                 traced: int64, not yet wrapped); ``dim`` is None for
+#                                 a 0-d boolean mask, which indexes no dimension
+
+
+class _Plan:
+    __slots__ = ("entries", "shape", "scalar")
+
+    def __init__(self, entries, shape, scalar):
+        self.entries, self.shape, self.scalar = entries, shape, scalar
+
+    @property
+    def has_adv(self):
+        return any(e[0] == "adv" for e in self.entries)
+
+
+def _concrete_bool_mask(item):
+    """The mask as a NumPy bool array, or None if ``item`` is not a boolean index."""
+    if isinstance(item, Tracer):
+        if item.dtype != dtypes.bool_:
+            return None
+        val = item.to_concrete_value()
+        if val is None:
+            raise _mask_error(item)
+        return np.asarray(val, bool)
+    if isinstance(item, (bool, np.bool_)) or (isinstance(item, np.ndarray) and item.dtype == bool):
+        return np.asarray(item)
+    return None
+
+
+def _classify(item):
+    """One index item -> ("new"|"ellipsis"|"slice"|"int"|"dyn"|"adv"|"mask", value)."""
+    if item is None:
+        return "new", None
+    if item is Ellipsis:
+        return "ellipsis", None
+    if isinstance(item, slice):
+        return "slice", item
+    if isinstance(item, (list, tuple)):
+        item = _util.asarray(item, fname="index") if _util._contains_tracer(item) else _list_index(item)
+    mask = _concrete_bool_mask(item)
+    if mask is not None:
+        return "mask", mask
+    if isinstance(item, Tracer):
+        if item.dtype.kind != "i":
+            raise IndexError(f"{_ARRAY_DTYPE_MSG}; got a traced {item.aval.str_short()}")
+        item = lax.convert_element_type(item, _i64)
+        return ("dyn" if item.ndim == 0 else "adv"), item
+    if isinstance(item, (int, np.integer)):
+        return "int", int(item)
+    if isinstance(item, np.ndarray) and item.dtype.kind in "iu":
+        return ("int", int(item)) if item.ndim == 0 else ("adv", item.astype(np.int64))
+    if isinstance(item, np.ndarray):
+        raise IndexError(_ARRAY_DTYPE_MSG)
+    raise IndexError(_VALID_INDEX_MSG)
+
+
+def _list_index(seq):
+    try:
+        arr = np.asarray(seq)
+    except ValueError:
+        raise IndexError(f"{_VALID_INDEX_MSG}; got a ragged list") from None
+    if arr.size == 0 and arr.dtype.kind == "f":  # [] indexes like an empty int array
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iub":
+        raise IndexError(_VALID_INDEX_MSG)
+    return arr
+
+
+def _check_int(i, dim, n):
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
+    return i + n if i < 0 else i
+
+
+def _check_array(arr, dim, n):
+    bad = (arr < -n) | (arr >= n)
+    if bad.any():
+        raise IndexError(f"index {arr[bad].flat[0]} is out of bounds for axis {dim} with size {n}")
+    return np.where(arr < 0, arr + n, arr)
+
+
+def _parse(shape, idx) -> _Plan:
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    items = [_classify(it) for it in idx]
+    ndim = len(shape)
+    n_ellipsis = sum(kind == "ellipsis" for kind, _ in items)
+    if n_ellipsis > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(v.ndim if kind == "mask" else kind in ("slice", "int", "dyn", "adv") for kind, v in items)
+    if used > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {used} were indexed")
+    # NumPy returns a scalar (not a 0-d array) only for "all dims indexed by integers".
+    scalar = all(kind == "int" for kind, _ in items) and used == ndim
+    if not n_ellipsis:
+        items.append(("ellipsis", None))
+    entries, dim = [], 0
+    for kind, v in items:
+        if kind == "ellipsis":
+            for _ in range(ndim - used):
+                entries.append(_slice_entry(dim, shape[dim], slice(None)))
+                dim += 1
+        elif kind == "new":
+            entries.append(("new",))
+        elif kind == "slice":
+            entries.append(_slice_entry(dim, shape[dim], v))
+            dim += 1
+        elif kind == "int":
+            entries.append(("int", dim, _check_int(v, dim, shape[dim])))
+            dim += 1
+        elif kind == "mask":
+            entries.extend(_mask_entries(v, dim, shape))
+            dim += v.ndim
+        else:  # dyn / adv
+            if kind == "adv" and not isinstance(v, Tracer):
+                v = _check_array(v, dim, shape[dim])
+            entries.append((kind, dim, v))
+            dim += 1
+    if any(e[0] == "adv" for e in entries):  # ints join advanced indexing, as in NumPy
+        entries = [("adv", e[1], np.asarray(e[2], np.int64) if e[0] == "int" else e[2])
+                   if e[0] in ("int", "dyn") else e for e in entries]
+    return _Plan(entries, tuple(shape), scalar)
+
+
+def _slice_entry(dim, n, s):
+    start, stop, step = s.indices(n)  # raises ValueError for step 0, like NumPy
+    m = len(range(start, stop, step))
+    return ("slice", dim, start if m else 0, m, step)
+
+
+def _mask_entries(mask, dim, shape):
+    if mask.ndim == 0:
+        return [("adv", None, np.zeros(int(mask), np.int64))]
+    for d, (k, n) in enumerate(zip(mask.shape, shape[dim:dim + mask.ndim])):
+        if k != n and mask.size:  # NumPy lets an empty mask through unchecked
+            raise IndexError(
+                f"boolean index did not match indexed array along axis {dim + d}; size of axis "
+                f"is {n} but size of corresponding boolean axis is {k}"
+            )
+    return [("adv", dim + d, nz.astype(np.int64)) for d, nz in enumerate(np.nonzero(mask))]
+
+
+def _adv_shape(entries):
+    shapes = [_util.shape_of(e[2]) for e in entries if e[0] == "adv"]
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        shown = " ".join(str(tuple(s)) for s in shapes)
+        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {shown}") from None
+
+
+def _adv_adjacent(entries):
+    pos = [i for i, e in enumerate(entries) if e[0] == "adv"]
+    return pos[-1] - pos[0] + 1 == len(pos)
+
+
+def _result_layout(plan):
+    """Tokens of the getitem result in order: "B" (advanced block), ("S", j) (j-th
+    slice entry) and "N" (newaxis); with the result shape."""
+    entries = plan.entries
+    bshape = _adv_shape(entries) if plan.has_adv else ()
+    adjacent = plan.has_adv and _adv_adjacent(entries)
+    tokens = [] if adjacent or not plan.has_adv else ["B"]
+    j = 0
+    for e in entries:
+        if e[0] == "new":
+            tokens.append("N")
+        elif e[0] == "slice":
+            tokens.append(("S", j))
+            j += 1
+        elif e[0] == "adv" and adjacent and "B" not in tokens:
+            tokens.append("B")
+    slice_sizes = [e[3] for e in entries if e[0] == "slice"]
+    shape = []
+    for t in tokens:
+        shape.extend(bshape if t == "B" else (1,) if t == "N" else (slice_sizes[t[1]],))
+    return tokens, bshape, tuple(shape)
+
+
+# --- traced-index helpers ----------------------------------------------------------------------
+
+def _wrap_negative(i, n):
+    """``i + n`` where ``i < 0`` (concrete arrays were wrapped when parsed)."""
+    if not isinstance(i, Tracer):
+        return i
+    shape = i.shape
+    zero, size = _util.full(shape, 0, _i64), _util.full(shape, n, _i64)
+    return lax.select(lax.lt(i, zero), lax.add(i, size), i)
+
+
+def _stack_indices(arrays, bshape):
+    """Broadcast index arrays to ``bshape`` and stack them along a new last axis."""
+    if not arrays:  # nothing indexed: each row addresses the whole operand
+        return np.zeros(tuple(bshape) + (0,), np.int64)
+    if not any(isinstance(a, Tracer) for a in arrays):
+        return np.stack([np.broadcast_to(a, bshape) for a in arrays], axis=-1).astype(np.int64)
+    cols = [lax.reshape(_util.broadcast_to(a, bshape), bshape + (1,)) for a in arrays]
+    return lax.concatenate(cols, len(bshape))
+
+
+# --- getitem ---------------------------------------------------------------------------------
+
+def _basic_window(x, plan):
+    """Apply every slice / int / traced-int entry; advanced dims stay whole.
+
+    Returns ``x`` with int dims of size 1 and slice dims of their final size."""
+    ndim = x.ndim
+    lo, span, stride, flip = [0] * ndim, list(x.shape), [1] * ndim, []
+    dyn = {}
+    for e in plan.entries:
+        if e[0] == "slice":
+            _, d, start, m, step = e
+            first = start if step > 0 or not m else start + (m - 1) * step
+            lo[d], span[d], stride[d] = first, (m - 1) * abs(step) + 1 if m else 0, abs(step)
+            if step < 0 and m > 1:
+                flip.append(d)
+        elif e[0] == "int":
+            lo[e[1]], span[e[1]] = e[2], 1
+        elif e[0] == "dyn":
+            dyn[e[1]] = _wrap_negative(e[2], x.shape[e[1]])
+            span[e[1]] = 1
+    if dyn:
+        starts = [dyn[d] if d in dyn else np.int64(lo[d]) for d in range(ndim)]
+        x = lax.dynamic_slice(x, starts, span)
+        x = lax.slice(x, (0,) * ndim, span, stride)
+    else:
+        x = lax.slice(x, lo, [a + b for a, b in zip(lo, span)], stride)
+    return lax.rev(x, flip)
+
+
+def _gather_advanced(y, plan, tokens, bshape, out_shape, mode="clip"):
+    """Gather the advanced dims of ``y`` (already sliced) and lay out the result."""
+    entries = plan.entries
+    adv = [e for e in entries if e[0] == "adv" and e[1] is not None]
+    slice_dims = [e[1] for e in entries if e[0] == "slice"]
+    y = lax.transpose(y, [e[1] for e in adv] + slice_dims)
+    rest = _util.shape_of(y)[len(adv):]
+    if adv:
+        idx = _stack_indices([_wrap_negative(e[2], plan.shape[e[1]]) for e in adv], bshape)
+        g = lax.gather(y, idx, mode=mode)
+    else:  # only 0-d boolean masks: a new dimension of size 1 or 0
+        g = lax.broadcast_in_dim(y, bshape + tuple(rest), range(len(bshape), len(bshape) + len(rest)))
+    nb = len(bshape)
+    perm = []
+    for t in tokens:
+        if t == "B":
+            perm.extend(range(nb))
+        elif t != "N":
+            perm.append(nb + t[1])
+    return lax.reshape(lax.transpose(g, perm), out_shape)
+
+
+def getitem(x, idx):
+    """``x[idx]`` with NumPy semantics, for ndarrays and traced arrays alike.
+
+    >>> getitem(np.arange(6.).reshape(2, 3), (slice(None, None, -1), [0, 2]))
+    array([[3., 5.], [0., 2.]])
+
+    Traced integer indices wrap once if negative and then clamp into range (like JAX);
+    see the module docstring.
+    """
+    x = _util.asarray(x, fname="getitem")
+    plan = _parse(_util.shape_of(x), idx)
+    tokens, bshape, out_shape = _result_layout(plan)
+    y = _basic_window(x, plan)
+    out = _gather_advanced(y, plan, tokens, bshape, out_shape) if plan.has_adv else lax.reshape(y, out_shape)
+    if plan.scalar and isinstance(out, np.ndarray):
+        return out[()]
+    return out
+
+
+# --- at[]: functional updates ----------------------------------------------------------------
+
+class _IndexUpdateHelper:
+    """``fnp.at(x)[idx]`` (or ``x.at[idx]`` on traced arrays) -> an update reference."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, idx):
+        return _IndexUpdateRef(self.array, idx)
+
+    def __repr__(self):
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+class _IndexUpdateRef:
+    """Pure versions of ``x[idx] = v``, ``x[idx] += v``, ...: each returns a new array.
+
+    ``v`` is broadcast to the shape of ``x[idx]`` and cast to ``x.dtype``. Repeated
+    indices accumulate for ``add``/``subtract``/``multiply``/``divide``/``power``/
+    ``min``/``max`` (like ``numpy.add.at``); for ``set`` one of the values wins.
+    Out-of-range *traced* indices are dropped; out-of-range concrete ones raise.
+    """
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array, self.index = array, index
+
+    def __repr__(self):
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(self):
+        """``x[idx]``."""
+        return getitem(self.array, self.index)
+
+    def set(self, values):
+        """``x[idx] = values``, as a new array."""
+        return _update(self.array, self.index, values, "set")
+
+    def add(self, values):
+        """``x[idx] += values`` (repeated indices accumulate)."""
+        return _update(self.array, self.index, values, "add")
+
+    def subtract(self, values):
+        """``x[idx] -= values`` (repeated indices accumulate)."""
+        return _update(self.array, self.index, values, "subtract")
+
+    def multiply(self, values):
+        """``x[idx] *= values`` (repeated indices accumulate)."""
+        return _update(self.array, self.index, values, "mul")
+
+    mul = multiply
+
+    def divide(self, values):
+        """``x[idx] /= values`` for floating-point ``x`` (repeated indices accumulate)."""
+        return _update(self.array, self.index, values, "divide")
+
+    def power(self, values):
+        """``x[idx] **= values`` (repeated indices multiply their exponents)."""
+        return _update(self.array, self.index, values, "power")
+
+    def min(self, values):
+        """``x[idx] = minimum(x[idx], values)``."""
+        return _update(self.array, self.index, values, "min")
+
+    def max(self, values):
+        """``x[idx] = maximum(x[idx], values)``."""
+        return _update(self.array, self.index, values, "max")
 
 
 def at(x):
-    raise NotImplementedError("at[] is not implemented yet")
+    """Functional index updates: ``fnp.at(x)[idx].set(v)`` returns a new array.
+
+    Works on NumPy arrays (eagerly; ``x`` is never modified) and on traced arrays,
+    where ``x.at[idx]`` is the same thing. Methods: ``set add subtract multiply divide
+    power min max get``.
+
+    >>> fnp.at(np.zeros(3))[[0, 0, 2]].add(1.0)
+    array([2., 0., 1.])
+    """
+    return _IndexUpdateHelper(_util.asarray(x, fname="at"))
+
+
+_COMBINE = {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}
+_BOOL_KIND = {"add": "max", "mul": "min"}  # logical or / and, as numpy.add.at does on bools
+
+
+def _update(x, idx, values, kind):
+    x = _util.asarray(x, fname="at")
+    dtype = x.dtype
+    plan = _parse(_util.shape_of(x), idx)
+    _, _, out_shape = _result_layout(plan)
+    v = _util.asarray(values, fname=f"at[].{kind}")
+    if kind == "subtract":
+        if dtype == dtypes.bool_:
+            raise TypeError("at[].subtract is not supported for boolean arrays; use at[].set with fnp.logical_xor")
+        v, kind = lax.neg(_util._convert(v, dtype)), "add"
+    if kind == "divide" and dtype.kind != "f":
+        raise TypeError(f"at[].divide needs a floating-point array, got {dtype.name}; convert x with .astype(float) first")
+    v = _broadcast_update(_util._convert(v, dtype), out_shape, kind)
+    if kind in ("divide", "power"):
+        # x op= v1, then op= v2 ... == x op (v1 * v2 ...): scatter-multiply the operands.
+        ones = _util.full(_util.shape_of(x), 1, dtype)
+        combine = lax.div if kind == "divide" else lax.pow
+        out = combine(x, _scatter_update(ones, plan, v, "mul"))
+        return np.asarray(out) if isinstance(out, np.generic) else out  # 0-d stays an array
+    if dtype == dtypes.bool_:
+        kind = _BOOL_KIND.get(kind, kind)
+    return _scatter_update(x, plan, v, kind)
+
+
+def _broadcast_update(v, shape, kind):
+    vshape = _util.shape_of(v)
+    extra = len(vshape) - len(shape)
+    if extra > 0 and all(d == 1 for d in vshape[:extra]):  # NumPy drops leading 1s
+        v, vshape = lax.reshape(v, vshape[extra:]), vshape[extra:]
+    try:
+        np.broadcast_shapes(vshape, shape)
+        if len(vshape) > len(shape):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"at[].{kind}: values of shape {vshape} cannot be broadcast to the indexed shape {shape}") from None
+    return _util.broadcast_to(v, shape)
+
+
+def _scatter_update(x, plan, v, kind):
+    """Write ``v`` (already the shape of ``x[idx]``) into ``x``."""
+    entries = plan.entries
+    if not plan.has_adv and all(e[0] != "dyn" and (e[0] != "slice" or abs(e[4]) == 1) for e in entries):
+        return _box_update(x, plan, v, kind)
+    # General case: a scatter whose index rows cover every indexed dim; trailing whole
+    # dims (``:``) become the update window.
+    ndim = len(plan.shape)
+    indexed = [e for e in entries if e[0] != "new"]
+    k = ndim
+    for e in reversed(entries):
+        if e[0] != "slice" or e[2] != 0 or e[3] != plan.shape[e[1]] or e[4] != 1:
+            break
+        k -= 1
+    tokens, bshape, out_shape = _result_layout(plan)
+    batch_shape = out_shape[:len(out_shape) - (ndim - k)]
+    pos, p = {}, 0  # where each token's dims start in batch_shape
+    for t in tokens:
+        pos[t] = p
+        p += len(bshape) if t == "B" else 1
+    grids, j = [], 0
+    for e in indexed:
+        if e[0] == "slice":
+            if e[1] < k:
+                grids.append(_slice_grid(e, batch_shape, pos[("S", j)]))
+            j += 1
+        elif e[0] == "adv" and e[1] is not None:
+            i = _wrap_negative(e[2], plan.shape[e[1]])
+            grids.append(lax.broadcast_to_rank(i, bshape) if isinstance(i, Tracer) else np.broadcast_to(i, bshape))
+            grids[-1] = _place(grids[-1], batch_shape, range(pos["B"], pos["B"] + len(bshape)))
+        elif e[0] in ("int", "dyn"):
+            i = _wrap_negative(e[2], plan.shape[e[1]])
+            grids.append(_place(i if isinstance(i, Tracer) else np.int64(i), batch_shape, ()))
+    idx = _stack_indices(grids, batch_shape)
+    return lax.scatter(x, idx, v, kind=kind, mode="drop")
+
+
+def _place(a, shape, dims):
+    if isinstance(a, Tracer):
+        return lax.broadcast_in_dim(a, shape, tuple(dims))
+    expanded = [1] * len(shape)
+    for src, d in enumerate(dims):
+        expanded[d] = np.shape(a)[src]
+    return np.broadcast_to(np.reshape(a, expanded), shape)
+
+
+def _slice_grid(entry, shape, dim):
+    _, _, start, m, step = entry
+    g = lax.iota(_i64, (m,), 0)
+    if step != 1:
+        g = lax.mul(g, _util.full((m,), step, _i64))
+    if start:
+        g = lax.add(g, _util.full((m,), start, _i64))
+    return lax.broadcast_in_dim(g, shape, (dim,))
+
+
+def _box_update(x, plan, v, kind):
+    """Static ints and unit-step slices select a box: update it in place with
+    ``dynamic_update_slice`` (reading it first with ``slice`` for accumulating kinds)."""
+    shape = plan.shape
+    lo, size, flip = [0] * len(shape), list(shape), []
+    for e in plan.entries:
+        if e[0] == "slice":
+            _, d, start, m, step = e
+            lo[d], size[d] = (start if step > 0 else start - m + 1) if m else 0, m
+            if step < 0 and m > 1:
+                flip.append(d)
+        elif e[0] == "int":
+            lo[e[1]], size[e[1]] = e[2], 1
+    upd = lax.rev(lax.reshape(v, size), flip)
+    if kind != "set":
+        cur = lax.slice(x, lo, [a + b for a, b in zip(lo, size)])
+        upd = _COMBINE[kind](cur, upd)
+    return lax.dynamic_update_slice(x, upd, [np.int64(s) for s in lo])
+
+
+# --- take / take_along_axis ---------------------------------------------------------------
+
+_TAKE_MODES = ("raise", "wrap", "clip")
+
+
+def take(a, indices, axis=None, mode=None):
+    """``numpy.take``: elements of ``a`` at ``indices`` along ``axis`` (flattened if None).
+
+    ``mode`` is NumPy's: ``"raise"`` (default) checks concrete indices and raises
+    ``IndexError``; ``"wrap"`` wraps around; ``"clip"`` clamps (negative -> 0). With
+    *traced* indices ``"raise"`` cannot raise: negative indices wrap once and the rest
+    clamp into range, like ``x[i]`` (JAX does the same).
+
+    >>> take(np.array([4., 5., 6.]), [2, 0])
+    array([6., 4.])
+    """
+    _util.check_arraylike("take", a, indices)
+    a = _util.asarray(a, fname="take")
+    if mode is None:
+        mode = "raise"
+    if mode not in _TAKE_MODES:
+        raise ValueError(f"take: mode must be one of {_TAKE_MODES}, got {mode!r}")
+    if axis is None:
+        a, axis = lax.reshape(a, (_util.aval_of(a).size,)), 0
+    shape = _util.shape_of(a)
+    axis = _util.canonicalize_axis(axis, len(shape), "take")
+    i = _index_array(indices, "take")
+    if _util.aval_of(i).dtype.kind != "i":
+        raise TypeError(f"take: indices must be integers, got {_util.aval_of(i).dtype.name}")
+    n = shape[axis]
+    if isinstance(i, Tracer):  # "raise": getitem wraps negatives once, then clamps
+        if mode == "wrap":
+            i = _mod(i, n)
+        elif mode == "clip":
+            i = lax.convert_element_type(i, _i64)
+            i = lax.max(i, _util.full(i.shape, 0, _i64))
+    elif mode == "wrap":
+        if n == 0 and i.size:
+            raise IndexError("cannot do a non-empty take from an empty axes.")
+        i = np.mod(i, max(n, 1))
+    elif mode == "clip":
+        i = np.clip(i, 0, max(n - 1, 0))
+    else:
+        i = _check_array(np.asarray(i, np.int64), axis, n)
+    out = getitem(a, (slice(None),) * axis + (i,)) if i.ndim else getitem(a, (slice(None),) * axis + (_as_dyn(i),))
+    if _util.shape_of(out) == () and isinstance(out, np.ndarray):
+        return out[()]
+    return out
+
+
+def _index_array(indices, fname):
+    if isinstance(indices, (list, tuple)) and not _util._contains_tracer(indices):
+        return _list_index(indices)
+    return _util.asarray(indices, fname=fname)
+
+
+def _as_dyn(i):
+    """A 0-d index as getitem should see it: a traced scalar or a Python int."""
+    return i if isinstance(i, Tracer) else int(i)
+
+
+def _mod(i, n):
+    i = lax.convert_element_type(i, _i64)
+    nn = _util.full(i.shape, max(n, 1), _i64)
+    return lax.rem(lax.add(lax.rem(i, nn), nn), nn)
+
+
+def take_along_axis(arr, indices, axis=-1):
+    """``numpy.take_along_axis``: ``arr`` picked along ``axis`` by ``indices`` of the
+    same rank (other dims broadcast). ``axis=None`` works on the flattened ``arr``.
+    Traced indices wrap once if negative, then clamp (see ``take``).
+
+    >>> take_along_axis(np.array([[10., 30., 20.]]), np.array([[0, 2, 1]]), axis=1)
+    array([[10., 20., 30.]])
+    """
+    _util.check_arraylike("take_along_axis", arr, indices)
+    arr = _util.asarray(arr, fname="take_along_axis")
+    i = _index_array(indices, "take_along_axis")
+    if axis is None:
+        if _util.aval_of(i).ndim != 1:
+            raise ValueError("take_along_axis: when axis=None, `indices` must have a single dimension.")
+        arr, axis = lax.reshape(arr, (_util.aval_of(arr).size,)), 0
+    shape = _util.shape_of(arr)
+    if _util.aval_of(i).dtype.kind != "i":
+        raise IndexError("take_along_axis: `indices` must be an integer array")
+    if _util.aval_of(i).ndim != len(shape):
+        raise ValueError("take_along_axis: `indices` and `arr` must have the same number of dimensions")
+    axis = _util.canonicalize_axis(axis, len(shape), "take_along_axis")
+    full_index = []
+    for d, n in enumerate(shape):
+        if d == axis:
+            full_index.append(i)
+        else:
+            full_index.append(np.arange(n, dtype=np.int64).reshape([n if e == d else 1 for e in range(len(shape))]))
+    return getitem(arr, tuple(full_index))
+
+
+# --- nonzero family (concrete only) -----------------------------------------------------------
+
+def _concrete(fname, a):
+    if isinstance(a, Tracer):
+        val = a.to_concrete_value()
+        if val is None:
+            raise DataDependentShapeError(
+                f"{fname}: the size of its output depends on the values of the input, which are "
+                f"traced ({a.aval.str_short()}) and only known when the program runs, so the "
+                "output shape cannot be fixed at trace time. Call it outside the transformed "
+                "function, or keep shapes static: e.g. fnp.where(x != 0, x, 0) for masking, or a "
+                "mask multiplied into a sum instead of indexing with the nonzero positions."
+            )
+        return np.asarray(val)
+    return np.asarray(_util.asarray(a, fname=fname))
+
+
+def nonzero(a):
+    """``numpy.nonzero`` for concrete input: a tuple of int64 index arrays, one per dim."""
+    return np.nonzero(_concrete("nonzero", a))
+
+
+def argwhere(a):
+    """``numpy.argwhere`` for concrete input: the indices of nonzero entries, (N, ndim)."""
+    return np.argwhere(_concrete("argwhere", a))
+
+
+def flatnonzero(a):
+    """``numpy.flatnonzero`` for concrete input: indices of nonzero entries of ravel(a)."""
+    return np.flatnonzero(_concrete("flatnonzero", a))

@@ -54,7 +54,7 @@ _COMPARE = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", 
 _UNARY = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "invert"}
 _METHODS = [
     "sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "all", "any",
-    "cumsum", "cumprod", "ptp", "transpose", "ravel", "flatten", "squeeze", "swapaxes",
+    "cumsum", "cumprod", "ptp", "transpose", "ravel", "squeeze", "swapaxes",
     "clip", "round", "dot", "trace", "diagonal", "nonzero", "repeat", "sort", "argsort",
     "conj", "conjugate", "take",
 ]
@@ -123,6 +123,7 @@ def install() -> None:
     for name in _METHODS:
         setattr(Tracer, name, _forward(name))
     Tracer.reshape = _reshape
+    Tracer.flatten = _forward("ravel")
     Tracer.astype = _astype
     Tracer.transpose = _transpose
     Tracer.T = property(lambda self: _fnp().transpose(self))

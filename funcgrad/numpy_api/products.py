@@ -1,2 +1,429 @@
-"""funcgrad.numpy: products functions."""
-__all__: list[str] = []
+"""funcgrad.numpy: products (dot, matmul, vdot, inner, outer, tensordot, einsum, kron, cross).
+
+Everything contracting is one ``dot_general`` (plus transposes/reshapes/broadcasts);
+``outer``, ``kron`` and ``cross`` are elementwise products. Dtypes promote like NumPy.
+Python scalars are not weak here: NumPy's product functions convert them with
+``asarray`` (so ``dot(2.0, float32_array)`` is float64, as in NumPy).
+``dot_general`` has no boolean form, so products of booleans are computed in int64 and
+turned back into bool with ``!= 0`` -- NumPy's boolean sum-of-products (OR of ANDs).
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from funcgrad.core import dtypes
+from funcgrad.core import lax_api as lax
+from funcgrad.numpy_api import _util
+from funcgrad.numpy_api._util import aval_of, shape_of
+from funcgrad.numpy_api.creation import diagonal_2d
+
+__all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "cross"]
+
+
+# --- helpers ---------------------------------------------------------------------------------
+def _promote(fname, *args):
+    """Check and promote to one dtype; bools go to int64 for ``dot_general``.
+    Returns (operands, result dtype)."""
+    _util.check_arraylike(fname, *args)
+    ops = _util.promote_dtypes(*[_strong(a, fname) for a in args])
+    dtype = aval_of(ops[0]).dtype
+    if dtype == dtypes.bool_:
+        ops = [lax.convert_element_type(x, dtypes.int64) for x in ops]
+    return ops, dtype
+
+
+def _strong(x, fname="products"):
+    """``x`` as an array whose dtype counts in promotion. NumPy's product functions
+    convert their inputs with ``asarray`` first, so a Python scalar is a 0-d float64 /
+    int64 array there (``numpy.dot(2.0, float32_array)`` is float64), unlike the
+    elementwise functions where it is weak."""
+    x = _util.asarray(x, fname=fname)
+    aval = aval_of(x)
+    return lax.convert_element_type(x, aval.dtype) if aval.weak_type else x
+
+
+def _finish(out, dtype, scalar=True):
+    """Back to a bool result if needed; eager 0-d results become NumPy scalars, as
+    NumPy returns from ``dot``/``matmul``/``einsum`` (pass ``scalar=False`` to keep 0-d)."""
+    if dtype == dtypes.bool_ and aval_of(out).dtype != dtypes.bool_:
+        out = lax.ne(out, _util.full(shape_of(out), 0, aval_of(out).dtype))
+    if scalar and isinstance(out, np.ndarray) and out.ndim == 0:
+        out = out[()]
+    elif not scalar and isinstance(out, np.generic):
+        out = np.asarray(out)
+    return out
+
+
+def _dot_general(x, y, contract, batch=((), ())):
+    return lax.dot_general(x, y, (tuple(contract), tuple(batch)))
+
+
+def _mul(fname, x, y):
+    """Elementwise product with broadcasting (``and`` for bools)."""
+    x, y = _util.promote_shapes(fname, x, y)
+    return lax.bitwise_and(x, y) if aval_of(x).dtype == dtypes.bool_ else lax.mul(x, y)
+
+
+def _sum(x, axes):
+    """reduce_sum keeping the dtype (int32 stays int32, as in einsum)."""
+    if not axes:
+        return x
+    return lax.convert_element_type(lax.reduce_sum(x, axes), aval_of(x).dtype)
+
+
+# --- dot, vdot, inner, outer -----------------------------------------------------------------
+def dot(a, b):
+    """NumPy's ``dot``: scalars multiply; otherwise contract the last axis of ``a`` with
+    the second-to-last axis of ``b`` (its only axis when ``b`` is 1-d).
+
+    >>> fnp.dot(np.ones((2, 3)), np.ones(3))
+    array([3., 3.])
+    """
+    (x, y), dtype = _promote("dot", a, b)
+    xs, ys = shape_of(x), shape_of(y)
+    if not xs or not ys:
+        return _finish(_mul("dot", x, y), dtype)
+    xc, yc = len(xs) - 1, max(len(ys) - 2, 0)
+    if xs[xc] != ys[yc]:
+        raise ValueError(f"dot: shapes {xs} and {ys} not aligned: {xs[xc]} (dim {xc}) != {ys[yc]} (dim {yc})")
+    return _finish(_dot_general(x, y, ((xc,), (yc,))), dtype)
+
+
+def vdot(a, b):
+    """Dot product of the flattened inputs (real dtypes: no conjugation needed)."""
+    (x, y), dtype = _promote("vdot", a, b)
+    x, y = (lax.reshape(v, (aval_of(v).size,)) for v in (x, y))
+    if shape_of(x) != shape_of(y):
+        raise ValueError(
+            f"vdot: inputs of shapes {shape_of(a)} and {shape_of(b)} have different sizes "
+            f"({shape_of(x)[0]} != {shape_of(y)[0]})"
+        )
+    return _finish(_dot_general(x, y, ((0,), (0,))), dtype)
+
+
+def inner(a, b):
+    """Contract the last axes of ``a`` and ``b``; scalars multiply."""
+    (x, y), dtype = _promote("inner", a, b)
+    xs, ys = shape_of(x), shape_of(y)
+    if not xs or not ys:
+        return _finish(_mul("inner", x, y), dtype)
+    if xs[-1] != ys[-1]:
+        raise ValueError(f"inner: shapes {xs} and {ys} mismatch in their last dimension ({xs[-1]} != {ys[-1]})")
+    return _finish(_dot_general(x, y, ((len(xs) - 1,), (len(ys) - 1,))), dtype)
+
+
+def outer(a, b):
+    """``outer(a, b)[i, j] = a.ravel()[i] * b.ravel()[j]`` (an elementwise product)."""
+    _util.check_arraylike("outer", a, b)
+    x, y = _util.promote_dtypes(_strong(a, "outer"), _strong(b, "outer"))
+    x = lax.reshape(x, (aval_of(x).size, 1))
+    y = lax.reshape(y, (1, aval_of(y).size))
+    return _mul("outer", x, y)
+
+
+# --- matmul -----------------------------------------------------------------------------------
+def matmul(a, b):
+    """Matrix product with broadcast batch dimensions, like ``numpy.matmul`` / ``@``.
+
+    A 1-d ``a`` is a row vector and a 1-d ``b`` a column vector (the added axis is
+    removed from the result); 0-d operands are an error (use ``multiply``).
+    """
+    (x, y), dtype = _promote("matmul", a, b)
+    xs, ys = shape_of(x), shape_of(y)
+    for i, s in enumerate((xs, ys)):
+        if not s:
+            raise ValueError(
+                f"matmul: operand {i} is 0-d (shapes {xs} and {ys}); matmul needs at least 1-d "
+                "operands, use multiply (*) for scalars"
+            )
+    x1, y1 = len(xs) == 1, len(ys) == 1
+    if x1:
+        x, xs = lax.reshape(x, (1,) + xs), (1,) + xs
+    if y1:
+        y, ys = lax.reshape(y, ys + (1,)), ys + (1,)
+    if xs[-1] != ys[-2]:
+        raise ValueError(
+            f"matmul: shapes {shape_of(a)} and {shape_of(b)} mismatch in the contracted "
+            f"dimension: {xs[-1]} (last dim of operand 0) != {ys[-2]} (dim -2 of operand 1)"
+        )
+    if len(ys) == 2:  # (..., m, k) @ (k, n): no batch dims on the right, no broadcast needed
+        out = _dot_general(x, y, ((len(xs) - 1,), (0,)))
+    else:
+        try:
+            batch = tuple(np.broadcast_shapes(xs[:-2], ys[:-2]))
+        except ValueError:
+            raise ValueError(
+                f"matmul: batch dimensions of shapes {shape_of(a)} and {shape_of(b)} "
+                f"cannot be broadcast together ({xs[:-2]} vs {ys[:-2]})"
+            ) from None
+        x = _util.broadcast_to(x, batch + xs[-2:])
+        y = _util.broadcast_to(y, batch + ys[-2:])
+        nb = len(batch)
+        out = _dot_general(x, y, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
+    out_shape = shape_of(out)
+    if x1:
+        out_shape = out_shape[:-2] + out_shape[-1:]
+    if y1:
+        out_shape = out_shape[:-1]
+    return _finish(lax.reshape(out, out_shape), dtype)
+
+
+# --- tensordot --------------------------------------------------------------------------------
+def tensordot(a, b, axes=2):
+    """Sum products over ``axes``: an int N (last N of ``a`` with first N of ``b``) or a
+    pair of axis sequences. Result dims: free dims of ``a``, then free dims of ``b``."""
+    (x, y), dtype = _promote("tensordot", a, b)
+    xs, ys = shape_of(x), shape_of(y)
+    if isinstance(axes, (int, np.integer)):
+        n = operator.index(axes)
+        if n < 0 or n > len(xs) or n > len(ys):
+            raise ValueError(f"tensordot: axes={n} is out of range for shapes {xs} and {ys}")
+        ax, bx = list(range(len(xs) - n, len(xs))), list(range(n))
+    else:
+        try:
+            ax, bx = axes
+        except (TypeError, ValueError):
+            raise ValueError("tensordot: axes must be an int or a pair of axis sequences") from None
+        ax = [ax] if np.ndim(ax) == 0 else list(ax)
+        bx = [bx] if np.ndim(bx) == 0 else list(bx)
+        if len(ax) != len(bx):
+            raise ValueError(f"tensordot: axes {ax} and {bx} have different lengths")
+        ax = [_util.canonicalize_axis(i, len(xs), "tensordot") for i in ax]
+        bx = [_util.canonicalize_axis(i, len(ys), "tensordot") for i in bx]
+    for i, j in zip(ax, bx):
+        if xs[i] != ys[j]:
+            raise ValueError(
+                f"tensordot: shape-mismatch for sum: {xs} axis {i} (size {xs[i]}) != {ys} axis {j} (size {ys[j]})"
+            )
+    return _finish(_dot_general(x, y, (ax, bx)), dtype, scalar=False)
+
+
+# --- einsum -----------------------------------------------------------------------------------
+def _parse_term(term, ndim, k):
+    """Labels of one input term: letters, with '...' expanded to ints (right-aligned
+    ellipsis dims, counted from the end so broadcasting lines them up)."""
+    if term.count("...") > 1 or "." in term.replace("...", ""):
+        raise ValueError(f"einsum: invalid subscript {term!r} for operand {k}: '.' only as one '...'")
+    head, dots, tail = term.partition("...")
+    for c in head + tail:
+        if not c.isalpha():
+            raise ValueError(f"einsum: invalid subscript character {c!r} in {term!r} (letters only)")
+    nell = ndim - len(head) - len(tail)
+    if (nell < 0) or (nell > 0 and not dots):
+        raise ValueError(
+            f"einsum: operand {k} has {ndim} dimensions but its subscripts {term!r} name "
+            f"{len(head) + len(tail)}"
+        )
+    return list(head) + list(range(-nell, 0)) + list(tail), bool(dots)
+
+
+def _parse_einsum(subscripts, shapes):
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum: only the subscripts-string form is supported, e.g. einsum('ij,jk->ik', a, b)")
+    spec = subscripts.replace(" ", "")
+    lhs, arrow, rhs = spec.partition("->")
+    if "->" in rhs or ("-" in lhs) or (">" in lhs):
+        raise ValueError(f"einsum: invalid subscripts {subscripts!r} (use one '->')")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(
+            f"einsum: subscripts {subscripts!r} name {len(terms)} operands but {len(shapes)} were given"
+        )
+    labels, any_dots = [], False
+    for k, (term, shape) in enumerate(zip(terms, shapes)):
+        lab, dots = _parse_term(term, len(shape), k)
+        labels.append(lab)
+        any_dots |= dots
+    nell = max([-min([l for l in lab if isinstance(l, int)], default=0) for lab in labels], default=0)
+    ell = list(range(-nell, 0))
+    if arrow:
+        if rhs.count("...") > 1 or "." in rhs.replace("...", ""):
+            raise ValueError(f"einsum: invalid output subscripts {rhs!r}")
+        head, dots, tail = rhs.partition("...")
+        for c in head + tail:
+            if not c.isalpha():
+                raise ValueError(f"einsum: invalid subscript character {c!r} in output {rhs!r}")
+        if len(set(head + tail)) != len(head + tail):
+            raise ValueError(f"einsum: output subscripts {rhs!r} repeat a label")
+        out = list(head) + (ell if dots else []) + list(tail)
+        present = {l for lab in labels for l in lab}
+        for c in head + tail:
+            if c not in present:
+                raise ValueError(f"einsum: output label {c!r} does not appear in any input of {subscripts!r}")
+        if nell and not dots:
+            raise ValueError(
+                f"einsum: inputs of {subscripts!r} have '...' dimensions, so the output needs '...' too"
+            )
+    else:  # implicit mode: '...' first, then letters used exactly once, alphabetically
+        counts = {}
+        for lab in labels:
+            for l in lab:
+                if isinstance(l, str):
+                    counts[l] = counts.get(l, 0) + 1
+        out = ell + sorted(l for l, c in counts.items() if c == 1)
+    return labels, out
+
+
+def _einsum_sizes(labels, shapes, subscripts):
+    sizes = {}
+    for k, (lab, shape) in enumerate(zip(labels, shapes)):
+        for l, d in zip(lab, shape):
+            s = sizes.get(l, d)
+            if d != 1 and s != 1 and d != s:
+                what = f"label {l!r}" if isinstance(l, str) else "a '...' dimension"
+                raise ValueError(
+                    f"einsum: size of {what} is {s} in an earlier operand but {d} in operand {k} "
+                    f"(shape {shape}) of {subscripts!r}"
+                )
+            sizes[l] = d if s == 1 else s
+    return sizes
+
+
+def _take_diagonals(x, lab):
+    """Collapse repeated labels of one operand to their diagonal (e.g. 'ii' -> 'i')."""
+    while len(set(lab)) != len(lab):
+        rep = next(l for l in lab if lab.count(l) > 1)
+        pos = [i for i, l in enumerate(lab) if l == rep]
+        keep = [i for i, l in enumerate(lab) if l != rep]
+        x = lax.transpose(x, keep + pos)
+        shape = shape_of(x)
+        n, r = shape[-1], len(pos)
+        lead = shape[: len(keep)]
+        # element (i, i, ..., i) of r axes of size n sits at i * (n**(r-1) + ... + 1)
+        stride = sum(n ** j for j in range(r))
+        flat = lax.reshape(x, lead + (n ** r,))
+        nl = len(lead)
+        limit = (n - 1) * stride + 1 if n else 0
+        x = lax.slice(flat, (0,) * (nl + 1), lead + (limit,), (1,) * nl + (max(stride, 1),))
+        lab = [lab[i] for i in keep] + [rep]
+    return x, lab
+
+
+def einsum(subscripts, *operands, optimize=False):
+    """Einstein summation, like ``numpy.einsum`` (subscripts-string form).
+
+    Supports explicit (``'ij,jk->ik'``) and implicit (``'ij,jk'``) output, any number
+    of operands, repeated labels within an operand (diagonals, ``'ii->i'``), and
+    ``'...'`` with broadcasting. Labels used by one operand only are summed first;
+    operands are then contracted pairwise, left to right, with ``dot_general``.
+    ``optimize`` is accepted and ignored.
+
+    >>> fnp.einsum('ij,jk->ik', a, b)   # == a @ b
+    """
+    if not operands:
+        raise ValueError("einsum: at least one operand is required")
+    ops, dtype = _promote("einsum", *operands)
+    shapes = [shape_of(x) for x in ops]
+    labels, out = _parse_einsum(subscripts, shapes)
+    sizes = _einsum_sizes(labels, shapes, subscripts)
+    terms = []
+    for x, lab in zip(ops, labels):
+        x, lab = _take_diagonals(x, lab)
+        # A size-1 dim that broadcasts against a larger one: drop it (absent == broadcast).
+        drop = [i for i, l in enumerate(lab) if shape_of(x)[i] == 1 and sizes[l] != 1]
+        if drop:
+            x = lax.reshape(x, tuple(d for i, d in enumerate(shape_of(x)) if i not in drop))
+            lab = [l for i, l in enumerate(lab) if i not in drop]
+        terms.append((x, lab))
+
+    def needed(k):
+        """Labels that terms after k, or the output, still use."""
+        return set(out).union(*[set(lab) for _, lab in terms[k + 1:]])
+
+    def reduce_private(x, lab, keep):
+        axes = [i for i, l in enumerate(lab) if l not in keep]
+        return _sum(x, axes), [l for l in lab if l in keep]
+
+    # Sum away labels that only one operand uses, before any contraction.
+    for k, (x, lab) in enumerate(terms):
+        others = set(out).union(*[set(l2) for j, (_, l2) in enumerate(terms) if j != k])
+        terms[k] = reduce_private(x, lab, others)
+    acc, acc_lab = terms[0]
+    for k in range(1, len(terms)):
+        y, y_lab = terms[k]
+        keep = needed(k)
+        shared = [l for l in acc_lab if l in y_lab]
+        batch = [l for l in shared if l in keep]
+        contract = [l for l in shared if l not in keep]
+        acc = _dot_general(
+            acc, y,
+            ([acc_lab.index(l) for l in contract], [y_lab.index(l) for l in contract]),
+            ([acc_lab.index(l) for l in batch], [y_lab.index(l) for l in batch]),
+        )
+        acc_lab = batch + [l for l in acc_lab if l not in shared] + [l for l in y_lab if l not in shared]
+    acc, acc_lab = reduce_private(acc, acc_lab, set(out))
+    acc = lax.transpose(acc, [acc_lab.index(l) for l in out])
+    # Output dims that every operand broadcast (all size 1 or dropped) come back here.
+    out_shape = tuple(sizes[l] for l in out)
+    if shape_of(acc) != out_shape:
+        acc = lax.broadcast_in_dim(acc, out_shape, tuple(range(len(out_shape))))
+    return _finish(acc, dtype)
+
+
+# --- kron, cross ------------------------------------------------------------------------------
+def kron(a, b):
+    """Kronecker product: blocks ``a[i, j] * b``; ranks are matched by leading 1s."""
+    _util.check_arraylike("kron", a, b)
+    x, y = _util.promote_dtypes(_strong(a, "kron"), _strong(b, "kron"))
+    xs, ys = shape_of(x), shape_of(y)
+    nd = max(len(xs), len(ys))
+    xs, ys = (1,) * (nd - len(xs)) + xs, (1,) * (nd - len(ys)) + ys
+    # x -> (a0, 1, a1, 1, ...), y -> (1, b0, 1, b1, ...): their product interleaves them.
+    x = lax.reshape(x, tuple(d for n in xs for d in (n, 1)))
+    y = lax.reshape(y, tuple(d for n in ys for d in (1, n)))
+    out = _mul("kron", x, y)
+    out = lax.reshape(out, tuple(p * q for p, q in zip(xs, ys)))
+    return _finish(out, aval_of(out).dtype)  # eager 0-d -> NumPy scalar, as numpy.kron
+
+
+def _component(v, i):
+    """``v[..., i]``."""
+    return lax.reshape(lax.slice(v, (0,) * (len(shape_of(v)) - 1) + (i,),
+                                 shape_of(v)[:-1] + (i + 1,)), shape_of(v)[:-1])
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cross product of 3-vectors (or 2-vectors, taken as having z = 0) along ``axis``,
+    broadcasting the other dimensions, like ``numpy.cross``. Two 2-vectors give the
+    scalar z-component."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    _util.check_arraylike("cross", a, b)
+    x, y = _util.promote_dtypes(_strong(a, "cross"), _strong(b, "cross"))
+    if aval_of(x).dtype == dtypes.bool_:
+        raise TypeError("cross: boolean inputs are not supported (NumPy cannot subtract booleans either)")
+    xs, ys = shape_of(x), shape_of(y)
+    if not xs or not ys:
+        raise ValueError(f"cross: inputs must be at least 1-d, got shapes {xs} and {ys}")
+    ia = _util.canonicalize_axis(axisa, len(xs), "cross")
+    ib = _util.canonicalize_axis(axisb, len(ys), "cross")
+    x = lax.transpose(x, [i for i in range(len(xs)) if i != ia] + [ia])
+    y = lax.transpose(y, [i for i in range(len(ys)) if i != ib] + [ib])
+    na, nb = shape_of(x)[-1], shape_of(y)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError(
+            f"cross: incompatible dimensions for cross product (dimension must be 2 or 3), "
+            f"got {na} and {nb} (shapes {xs} and {ys})"
+        )
+    batch = _util.broadcast_shapes("cross", shape_of(x)[:-1], shape_of(y)[:-1])
+    x = _util.broadcast_to(x, batch + (na,))
+    y = _util.broadcast_to(y, batch + (nb,))
+    a_ = [_component(x, i) for i in range(na)]
+    b_ = [_component(y, i) for i in range(nb)]
+    mul, sub, neg = lax.mul, lax.sub, lax.neg
+    z = sub(mul(a_[0], b_[1]), mul(a_[1], b_[0]))
+    if na == 2 and nb == 2:  # numpy.cross returns a 0-d array here, not a scalar
+        return _finish(z, aval_of(z).dtype, scalar=False)
+    if na == 2:  # a2 == 0
+        c = [mul(a_[1], b_[2]), neg(mul(a_[0], b_[2])), z]
+    elif nb == 2:  # b2 == 0
+        c = [neg(mul(a_[2], b_[1])), mul(a_[2], b_[0]), z]
+    else:
+        c = [sub(mul(a_[1], b_[2]), mul(a_[2], b_[1])), sub(mul(a_[2], b_[0]), mul(a_[0], b_[2])), z]
+    out = lax.concatenate([lax.reshape(v, batch + (1,)) for v in c], len(batch))
+    ic = _util.canonicalize_axis(axisc, len(batch) + 1, "cross")
+    perm = list(range(len(batch)))
+    perm.insert(ic, len(batch))
+    return lax.transpose(out, perm)

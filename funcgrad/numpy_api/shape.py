@@ -1,2 +1,729 @@
-"""funcgrad.numpy: shape functions."""
-__all__: list[str] = []
+"""funcgrad.numpy: shape and structure functions (reshape, concatenate, split, pad, ...).
+
+Each function is a composite of the structural primitives (``broadcast_in_dim``,
+``reshape``, ``transpose``, ``rev``, ``concatenate``, ``pad``, ``slice``,
+``dynamic_slice``, ``gather``); NumPy is used only for static metadata (shapes, axes,
+split points, repeat counts). Eager results equal NumPy's in values, shape and dtype.
+
+Choices where funcgrad differs from NumPy:
+- funcgrad arrays are immutable, so whether a result is a view or a copy never shows;
+- shapes are static: sizes, axes, ``split`` points, ``repeat`` counts, ``tile`` reps and
+  ``pad`` widths must be concrete (a traced value raises a ``ConcretizationError``).
+  ``roll`` also accepts a traced integer ``shift`` (via ``dynamic_slice``);
+- ``pad`` supports ``mode='constant'`` only; ``order=`` other than ``'C'`` is rejected;
+- dtype promotion across inputs (``concatenate``, ``stack``, ...) follows NumPy for
+  arrays: Python scalars inside the inputs are converted to arrays first (not weak).
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from funcgrad import errors
+from funcgrad.core import dtypes
+from funcgrad.core import lax_api as lax
+from funcgrad.numpy_api._util import (
+    asarray, aval_of, broadcast_shapes, canonicalize_axes, canonicalize_axis, check_arraylike, is_tracer,
+)
+
+__all__ = [
+    "shape", "ndim", "size",
+    "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims",
+    "concatenate", "stack", "vstack", "hstack", "dstack", "column_stack", "append",
+    "split", "array_split", "tile", "repeat", "broadcast_to", "broadcast_arrays",
+    "flip", "fliplr", "flipud", "roll", "rot90", "atleast_1d", "atleast_2d", "atleast_3d",
+    "diagonal", "trace", "pad", "copy",
+]
+
+
+# --- helpers ----------------------------------------------------------------------------
+def _arr(x, fname):
+    check_arraylike(fname, x)
+    return asarray(x, fname=fname)
+
+
+def _shape(x) -> tuple:
+    return aval_of(x).shape
+
+
+def _static_int(v, fname: str, what: str) -> int:
+    if is_tracer(v):
+        raise errors.ConcretizationError(
+            f"{fname}: {what} must be a concrete integer, got a traced value {v.aval.str_short()}. "
+            "Shapes are static in funcgrad; pass a Python int (or mark the argument static under jit)."
+        )
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"{fname}: {what} must be an integer, got {type(v).__name__}") from None
+
+
+def _static_ints(v, fname: str, what: str) -> tuple:
+    """An int or a sequence of ints as a tuple of Python ints."""
+    if isinstance(v, (list, tuple)) or (isinstance(v, np.ndarray) and v.ndim > 0):
+        return tuple(_static_int(d, fname, what) for d in v)
+    return (_static_int(v, fname, what),)
+
+
+def _check_order(fname, order):
+    if order not in ("C", "A", "K", None):
+        raise NotImplementedError(f"{fname}: only order='C' is supported, got order={order!r}")
+
+
+def _check_out(fname, out):
+    if out is not None:
+        raise NotImplementedError(f"{fname}: the 'out' argument is not supported (funcgrad arrays are immutable)")
+
+
+def _cast(x, dtype):
+    if is_tracer(x):
+        return lax.convert_element_type(x, dtype)  # also drops a weak type
+    return x if x.dtype == dtype else x.astype(dtype)
+
+
+def _promote(fname, xs, dtype=None, casting="same_kind"):
+    """Cast ``xs`` to their common NumPy dtype (or to ``dtype``, checking ``casting``)."""
+    srcs = [aval_of(x).dtype for x in xs]
+    if dtype is None:
+        target = np.result_type(*srcs)
+    else:
+        target = dtypes.canonicalize(dtype, what=f"{fname} dtype")
+        for i, src in enumerate(srcs):
+            if not np.can_cast(src, target, casting):
+                raise TypeError(
+                    f"{fname}: cannot cast the array at index {i} from dtype {src} to {target} "
+                    f"according to the rule {casting!r}"
+                )
+    return [_cast(x, target) for x in xs]
+
+
+def _unstack(x):
+    """The sub-arrays along axis 0 of an array (NumPy iterates an array argument)."""
+    shp = _shape(x)
+    if not shp:
+        raise TypeError("iteration over a 0-d array")
+    return [lax.reshape(lax.slice(x, (i,) + (0,) * (len(shp) - 1), (i + 1,) + shp[1:]), shp[1:]) for i in range(shp[0])]
+
+
+def _seq(fname, arrays):
+    if is_tracer(arrays) or isinstance(arrays, np.ndarray):
+        return _unstack(arrays)
+    if not isinstance(arrays, (list, tuple)):
+        raise TypeError(f"{fname}: expected a sequence of arrays, got {type(arrays).__name__}")
+    return [_arr(a, fname) for a in arrays]
+
+
+def _slice_axis(x, axis, start, stop, step=1):
+    shp = _shape(x)
+    starts = [0] * len(shp)
+    limits = list(shp)
+    strides = [1] * len(shp)
+    starts[axis], limits[axis], strides[axis] = start, stop, step
+    return lax.slice(x, starts, limits, strides)
+
+
+# --- metadata -----------------------------------------------------------------------------
+def shape(a) -> tuple:
+    """The shape of ``a`` (static), e.g. ``fnp.shape([[1, 2, 3]]) == (1, 3)``."""
+    return np.shape(a) if not is_tracer(a) and not isinstance(a, (list, tuple)) else aval_of(a).shape
+
+
+def ndim(a) -> int:
+    """The number of dimensions of ``a`` (static)."""
+    return len(shape(a))
+
+
+def size(a, axis=None) -> int:
+    """The number of elements of ``a``, or along ``axis`` (an int or a tuple of ints)."""
+    shp = shape(a)
+    if axis is None:
+        return int(np.prod(shp, dtype=np.int64))
+    axes = canonicalize_axes(axis, len(shp), "size")
+    return int(np.prod([shp[i] for i in axes], dtype=np.int64))
+
+
+# --- reshaping ----------------------------------------------------------------------------
+def _resolve_shape(fname, old_shape, new_shape) -> tuple:
+    new_shape = list(_static_ints(new_shape, fname, "shape"))
+    total = int(np.prod(old_shape, dtype=np.int64))
+    unknown = [i for i, d in enumerate(new_shape) if d < 0]
+    if len(unknown) > 1:
+        raise ValueError(f"{fname}: can only specify one unknown dimension (-1), got shape {tuple(new_shape)}")
+    if unknown:
+        known = int(np.prod([d for d in new_shape if d >= 0], dtype=np.int64))
+        if known == 0 or total % known:
+            raise ValueError(
+                f"{fname}: cannot reshape array of shape {tuple(old_shape)} (size {total}) into shape "
+                f"{tuple(new_shape)}"
+            )
+        new_shape[unknown[0]] = total // known
+    if int(np.prod(new_shape, dtype=np.int64)) != total:
+        raise ValueError(
+            f"{fname}: cannot reshape array of shape {tuple(old_shape)} (size {total}) into shape {tuple(new_shape)}"
+        )
+    return tuple(new_shape)
+
+
+def reshape(a, shape, order="C", *, copy=None):
+    """``a`` with a new shape (row-major); one dimension may be -1.
+
+    >>> fnp.reshape(fnp.arange(6), (2, -1)).shape
+    (2, 3)
+    """
+    _check_order("reshape", order)
+    x = _arr(a, "reshape")
+    return lax.reshape(x, _resolve_shape("reshape", _shape(x), shape))
+
+
+def ravel(a, order="C"):
+    """``a`` flattened to one dimension (row-major)."""
+    _check_order("ravel", order)
+    x = _arr(a, "ravel")
+    return lax.reshape(x, (int(np.prod(_shape(x), dtype=np.int64)),))
+
+
+def transpose(a, axes=None):
+    """Permute the axes of ``a``; ``axes=None`` reverses them."""
+    x = _arr(a, "transpose")
+    nd = len(_shape(x))
+    if axes is None:
+        perm = tuple(range(nd - 1, -1, -1))
+    else:
+        perm = tuple(canonicalize_axis(ax, nd, "transpose") for ax in _static_ints(axes, "transpose", "axes"))
+        if len(perm) != nd:
+            raise ValueError(f"transpose: axes {tuple(axes)} don't match array of rank {nd}")
+        if len(set(perm)) != nd:
+            raise ValueError(f"transpose: repeated axis in transpose, got axes {tuple(axes)}")
+    return lax.transpose(x, perm)
+
+
+def swapaxes(a, axis1, axis2):
+    """``a`` with ``axis1`` and ``axis2`` interchanged."""
+    x = _arr(a, "swapaxes")
+    nd = len(_shape(x))
+    i, j = canonicalize_axis(axis1, nd, "swapaxes"), canonicalize_axis(axis2, nd, "swapaxes")
+    perm = list(range(nd))
+    perm[i], perm[j] = j, i
+    return lax.transpose(x, perm)
+
+
+def _axis_tuple(axis, nd, fname, argname):
+    axes = tuple(canonicalize_axis(ax, nd, fname) for ax in _static_ints(axis, fname, argname))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{fname}: repeated axis in `{argname}` argument {axis}")
+    return axes
+
+
+def moveaxis(a, source, destination):
+    """Move axes ``source`` to positions ``destination``; the others keep their order."""
+    x = _arr(a, "moveaxis")
+    nd = len(_shape(x))
+    src = _axis_tuple(source, nd, "moveaxis", "source")
+    dst = _axis_tuple(destination, nd, "moveaxis", "destination")
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: `source` and `destination` arguments must have the same number of elements")
+    order = [d for d in range(nd) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return lax.transpose(x, order)
+
+
+def squeeze(a, axis=None):
+    """Remove length-one axes (all of them, or those in ``axis``)."""
+    x = _arr(a, "squeeze")
+    shp = _shape(x)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(shp) if d == 1)
+    else:
+        axes = canonicalize_axes(axis, len(shp), "squeeze")
+        bad = [i for i in axes if shp[i] != 1]
+        if bad:
+            raise ValueError(
+                f"squeeze: cannot select an axis to squeeze out which has size not equal to one "
+                f"(axis {bad[0]} of shape {shp} has size {shp[bad[0]]})"
+            )
+    return lax.reshape(x, tuple(d for i, d in enumerate(shp) if i not in axes))
+
+
+def expand_dims(a, axis):
+    """Insert length-one axes at positions ``axis`` (an int or a tuple) of the result."""
+    x = _arr(a, "expand_dims")
+    shp = _shape(x)
+    axes = _static_ints(axis, "expand_dims", "axis")
+    out_nd = len(shp) + len(axes)
+    axes = tuple(canonicalize_axis(ax, out_nd, "expand_dims") for ax in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"expand_dims: repeated axis in {axis}")
+    it = iter(shp)
+    return lax.reshape(x, tuple(1 if i in axes else next(it) for i in range(out_nd)))
+
+
+def _atleast(x, n, fname):
+    x = _arr(x, fname)
+    shp = _shape(x)
+    if len(shp) >= n:
+        return x
+    if n == 1:
+        new = (1,)
+    elif n == 2:
+        new = (1,) + shp if shp else (1, 1)
+    else:
+        new = {0: (1, 1, 1), 1: (1,) + shp + (1,), 2: shp + (1,)}[len(shp)]
+    return lax.reshape(x, new)
+
+
+def _atleast_nd(n, arys):
+    out = [_atleast(a, n, f"atleast_{n}d") for a in arys]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_1d(*arys):
+    """Each input with at least one dimension; one input gives an array, several a tuple."""
+    return _atleast_nd(1, arys)
+
+
+def atleast_2d(*arys):
+    """Each input with at least two dimensions (a 1-d ``(N,)`` becomes ``(1, N)``)."""
+    return _atleast_nd(2, arys)
+
+
+def atleast_3d(*arys):
+    """Each input with at least three dimensions: ``(N,) -> (1, N, 1)``, ``(M, N) -> (M, N, 1)``."""
+    return _atleast_nd(3, arys)
+
+
+# --- joining ------------------------------------------------------------------------------
+def _concat(fname, xs, axis, dtype=None, casting="same_kind"):
+    if not xs:
+        raise ValueError(f"{fname}: need at least one array to concatenate")
+    if axis is None:
+        xs = [ravel(x) for x in xs]
+        axis = 0
+    shapes = [_shape(x) for x in xs]
+    nd = len(shapes[0])
+    if any(len(s) == 0 for s in shapes):
+        raise ValueError(f"{fname}: zero-dimensional arrays cannot be concatenated")
+    for i, s in enumerate(shapes):
+        if len(s) != nd:
+            raise ValueError(
+                f"{fname}: all the input arrays must have same number of dimensions, but the array at "
+                f"index 0 has shape {shapes[0]} and the array at index {i} has shape {s}"
+            )
+    axis = canonicalize_axis(axis, nd, fname)
+    for i, s in enumerate(shapes):
+        for d in range(nd):
+            if d != axis and s[d] != shapes[0][d]:
+                raise ValueError(
+                    f"{fname}: all the input array dimensions except for the concatenation axis "
+                    f"(axis {axis}) must match exactly, but along dimension {d}, the array at index 0 "
+                    f"has shape {shapes[0]} and the array at index {i} has shape {s}"
+                )
+    return lax.concatenate(_promote(fname, xs, dtype, casting), axis)
+
+
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """Join arrays along an existing axis; ``axis=None`` flattens them first.
+
+    >>> fnp.concatenate([fnp.zeros(2), fnp.ones(3)]).shape
+    (5,)
+    """
+    _check_out("concatenate", out)
+    return _concat("concatenate", _seq("concatenate", arrays), axis, dtype, casting)
+
+
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """Join same-shape arrays along a new axis."""
+    _check_out("stack", out)
+    xs = _seq("stack", arrays)
+    if not xs:
+        raise ValueError("stack: need at least one array to stack")
+    shapes = [_shape(x) for x in xs]
+    for i, s in enumerate(shapes):
+        if s != shapes[0]:
+            raise ValueError(
+                f"stack: all input arrays must have the same shape, but the array at index 0 has "
+                f"shape {shapes[0]} and the array at index {i} has shape {s}"
+            )
+    axis = canonicalize_axis(axis, len(shapes[0]) + 1, "stack")
+    new = shapes[0][:axis] + (1,) + shapes[0][axis:]
+    return _concat("stack", [lax.reshape(x, new) for x in xs], axis, dtype, casting)
+
+
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    """Stack arrays row-wise (along axis 0, after ``atleast_2d``)."""
+    return _concat("vstack", [_atleast(x, 2, "vstack") for x in _seq("vstack", tup)], 0, dtype, casting)
+
+
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    """Stack arrays column-wise (axis 1; axis 0 for 1-d inputs)."""
+    xs = [_atleast(x, 1, "hstack") for x in _seq("hstack", tup)]
+    axis = 0 if xs and len(_shape(xs[0])) == 1 else 1
+    return _concat("hstack", xs, axis, dtype, casting)
+
+
+def dstack(tup):
+    """Stack arrays depth-wise (along axis 2, after ``atleast_3d``)."""
+    return _concat("dstack", [_atleast(x, 3, "dstack") for x in _seq("dstack", tup)], 2)
+
+
+def column_stack(tup):
+    """Stack 1-d arrays as columns of a 2-d array (2-d inputs are joined along axis 1)."""
+    xs = []
+    for x in _seq("column_stack", tup):
+        shp = _shape(x)
+        xs.append(lax.reshape(x, (shp[0] if shp else 1, 1)) if len(shp) < 2 else x)
+    return _concat("column_stack", xs, 1)
+
+
+def append(arr, values, axis=None):
+    """``values`` appended to ``arr`` (both flattened when ``axis`` is None)."""
+    return _concat("append", [_arr(arr, "append"), _arr(values, "append")], axis)
+
+
+# --- splitting ----------------------------------------------------------------------------
+def _split(fname, ary, indices_or_sections, axis, equal):
+    x = _arr(ary, fname)
+    shp = _shape(x)
+    axis = canonicalize_axis(axis, len(shp), fname)
+    n = shp[axis]
+    ios = indices_or_sections
+    if isinstance(ios, (list, tuple)) or (isinstance(ios, np.ndarray) and ios.ndim > 0):
+        points = [0] + [_static_int(i, fname, "split index") for i in ios] + [n]
+        bounds = []
+        for lo, hi in zip(points, points[1:]):
+            start, stop, _ = slice(lo, hi).indices(n)  # Python slice semantics, like NumPy
+            bounds.append((start, max(start, stop)))
+    else:
+        if is_tracer(ios):
+            _static_int(ios, fname, "indices_or_sections")
+        try:
+            sections = int(ios)
+        except (TypeError, ValueError):
+            raise TypeError(f"{fname}: indices_or_sections must be an integer or a sequence of integers") from None
+        if sections <= 0:
+            raise ValueError(f"{fname}: number sections must be larger than 0.")
+        if equal and n % sections:
+            raise ValueError(
+                f"{fname}: array split does not result in an equal division (axis {axis} of size {n} "
+                f"into {sections} sections)"
+            )
+        each, extra = divmod(n, sections)
+        sizes = [each + 1] * extra + [each] * (sections - extra)
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
+        bounds = list(zip(starts, starts[1:]))
+    return [_slice_axis(x, axis, lo, hi) for lo, hi in bounds]
+
+
+def split(ary, indices_or_sections, axis=0):
+    """Split into equal sections (an int) or at the given indices; returns a list."""
+    return _split("split", ary, indices_or_sections, axis, equal=True)
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    """Like ``split``, but an int need not divide the axis: the first sections get one more."""
+    return _split("array_split", ary, indices_or_sections, axis, equal=False)
+
+
+# --- repeating and broadcasting -----------------------------------------------------------
+def tile(A, reps):
+    """``A`` repeated ``reps`` times per axis (broadcast into interleaved axes, then merged)."""
+    x = _arr(A, "tile")
+    reps = _static_ints(reps, "tile", "reps")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: negative dimensions are not allowed in reps {reps}")
+    nd = len(_shape(x))
+    d = max(len(reps), nd)
+    shp = (1,) * (d - nd) + _shape(x)
+    reps = (1,) * (d - len(reps)) + reps
+    big = tuple(v for r, s in zip(reps, shp) for v in (r, s))  # (r0, s0, r1, s1, ...)
+    y = lax.broadcast_in_dim(x, big, tuple(range(2 * (d - nd) + 1, 2 * d, 2)))
+    return lax.reshape(y, tuple(r * s for r, s in zip(reps, shp)))
+
+
+def repeat(a, repeats, axis=None):
+    """Repeat elements of ``a``: ``repeats`` is a static int, or one static count per element
+    along ``axis``; ``axis=None`` works on the flattened array."""
+    x = _arr(a, "repeat")
+    if axis is None:
+        x, axis = ravel(x), 0
+    shp = _shape(x)
+    axis = canonicalize_axis(axis, len(shp), "repeat")
+    if is_tracer(repeats) or (isinstance(repeats, (list, tuple)) and any(map(is_tracer, repeats))):
+        raise errors.ConcretizationError(
+            "repeat: repeats must be concrete (a Python int or a NumPy array), not a traced value, "
+            "because they decide the output shape. Pass them as a constant or mark them static under jit."
+        )
+    r = np.asarray(repeats)
+    if r.dtype.kind not in "iub":
+        raise TypeError(f"repeat: repeats must be integers, got dtype {r.dtype}")
+    if r.ndim > 1:
+        raise ValueError(f"repeat: repeats must be a scalar or 1-d, got shape {r.shape}")
+    if (r < 0).any():
+        raise ValueError("repeat: repeats may not contain negative values")
+    n = shp[axis]
+    if r.size == 1:  # uniform: broadcast into a new axis after `axis`, then merge the two
+        k = int(r.reshape(()))
+        big = shp[: axis + 1] + (k,) + shp[axis + 1:]
+        dims = tuple(i for i in range(len(big)) if i != axis + 1)
+        y = lax.broadcast_in_dim(x, big, dims)
+        return lax.reshape(y, shp[:axis] + (n * k,) + shp[axis + 1:])
+    if r.size != n:
+        raise ValueError(f"repeat: operands could not be broadcast together with shape ({n},) {r.shape}")
+    idx = np.repeat(np.arange(n, dtype=np.int64), r.astype(np.int64))[:, None]
+    front = moveaxis(x, axis, 0)
+    return moveaxis(lax.gather(front, idx), 0, axis)
+
+
+def broadcast_to(array, shape):
+    """``array`` broadcast to ``shape`` with NumPy's trailing-dimension rules."""
+    x = _arr(array, "broadcast_to")
+    shape = _static_ints(shape, "broadcast_to", "shape")
+    if any(d < 0 for d in shape):
+        raise ValueError(f"broadcast_to: all elements of broadcast shape must be non-negative, got {shape}")
+    shp = _shape(x)
+    if len(shape) < len(shp) or any(s not in (1, t) for s, t in zip(shp[::-1], shape[::-1])):
+        raise ValueError(f"broadcast_to: cannot broadcast an array of shape {shp} to the requested shape {shape}")
+    return lax.broadcast_to_rank(x, shape)
+
+
+def broadcast_arrays(*args):
+    """The arguments broadcast against each other; returns a tuple, like NumPy 2."""
+    xs = [_arr(a, "broadcast_arrays") for a in args]
+    shp = broadcast_shapes("broadcast_arrays", *[_shape(x) for x in xs])
+    return tuple(lax.broadcast_to_rank(x, shp) for x in xs)
+
+
+# --- reordering ---------------------------------------------------------------------------
+def flip(m, axis=None):
+    """Reverse the order of elements along ``axis`` (None: all axes)."""
+    x = _arr(m, "flip")
+    axes = canonicalize_axes(axis, len(_shape(x)), "flip")
+    if not axes and isinstance(x, np.ndarray) and x.ndim == 0:
+        return x[()]  # NumPy gives a scalar for a 0-d input
+    return lax.rev(x, axes)
+
+
+def fliplr(m):
+    """Reverse along axis 1 (left/right); needs at least 2 dimensions."""
+    x = _arr(m, "fliplr")
+    if len(_shape(x)) < 2:
+        raise ValueError(f"fliplr: Input must be >= 2-d, got shape {_shape(x)}.")
+    return lax.rev(x, (1,))
+
+
+def flipud(m):
+    """Reverse along axis 0 (up/down); needs at least 1 dimension."""
+    x = _arr(m, "flipud")
+    if len(_shape(x)) < 1:
+        raise ValueError("flipud: Input must be >= 1-d.")
+    return lax.rev(x, (0,))
+
+
+def _roll_static(x, k, axis):
+    n = _shape(x)[axis]
+    if n == 0 or k % n == 0:
+        return x
+    k %= n
+    return lax.concatenate([_slice_axis(x, axis, n - k, n), _slice_axis(x, axis, 0, n - k)], axis)
+
+
+def _roll_traced(x, s, axis):
+    """Roll by a traced scalar: a window of ``concatenate([x, x])`` starting at ``(-s) mod n``."""
+    shp = _shape(x)
+    n = shp[axis]
+    if n == 0:
+        return x
+    if s.aval.dtype.kind not in "iu" or s.aval.shape != ():
+        raise TypeError(f"roll: a traced shift must be an integer scalar, got {s.aval.str_short()}")
+    s = lax.convert_element_type(s, np.int64)
+    nn = np.int64(n)
+    start = lax.rem(lax.sub(nn, lax.rem(s, nn)), nn)
+    starts = [np.int64(0)] * len(shp)
+    starts[axis] = start
+    return lax.dynamic_slice(lax.concatenate([x, x], axis), starts, shp)
+
+
+def roll(a, shift, axis=None):
+    """Roll elements along ``axis`` (None: the flattened array); ``shift`` and ``axis`` may
+    be sequences (broadcast together). ``shift`` may be a traced integer."""
+    x = _arr(a, "roll")
+    shp = _shape(x)
+    if axis is None:
+        return lax.reshape(roll(ravel(x), shift, 0), shp)
+    if isinstance(shift, (list, tuple)) and any(map(is_tracer, shift)):
+        shifts = list(shift)
+    elif is_tracer(shift):
+        if shift.aval.ndim > 1:
+            raise ValueError("roll: 'shift' and 'axis' should be scalars or 1D sequences")
+        shifts = [shift] if shift.aval.ndim == 0 else _unstack(shift)
+    else:
+        sh = np.asarray(shift)
+        if sh.ndim > 1:
+            raise ValueError("roll: 'shift' and 'axis' should be scalars or 1D sequences")
+        shifts = sh.reshape(-1).tolist()
+    axes = list(_static_ints(axis, "roll", "axis"))
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    if len(axes) == 1:
+        axes = axes * len(shifts)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shape mismatch: shift {shift} and axis {axis} cannot be broadcast together")
+    totals = {}
+    for s, ax in zip(shifts, axes):
+        ax = canonicalize_axis(ax, len(shp), "roll")
+        if is_tracer(s):
+            x = _roll_traced(x, s, ax)
+        else:
+            totals[ax] = totals.get(ax, 0) + _static_int(s, "roll", "shift")
+    for ax, k in totals.items():
+        x = _roll_static(x, k, ax)
+    return x
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes`` (from the first towards
+    the second axis)."""
+    x = _arr(m, "rot90")
+    nd = len(_shape(x))
+    axes = _static_ints(axes, "rot90", "axes")
+    if len(axes) != 2:
+        raise ValueError("rot90: len(axes) must be 2.")
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == nd:
+        raise ValueError(f"rot90: Axes must be different, got {axes}.")
+    if not all(-nd <= ax < nd for ax in axes):
+        raise ValueError(f"rot90: Axes={axes} out of range for array of ndim={nd}.")
+    k = _static_int(k, "rot90", "k") % 4
+    a0, a1 = axes[0] % nd, axes[1] % nd
+    if k == 0:
+        return x
+    if k == 2:
+        return lax.rev(x, sorted((a0, a1)))
+    perm = list(range(nd))
+    perm[a0], perm[a1] = a1, a0
+    if k == 1:
+        return lax.transpose(lax.rev(x, (a1,)), perm)
+    return lax.rev(lax.transpose(x, perm), (a1,))
+
+
+# --- diagonals ------------------------------------------------------------------------------
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """The diagonal of the 2-d sub-arrays over ``axis1``/``axis2``, as a new last axis.
+
+    Implemented without gather: move the two axes last, slice the ``L x L`` square that
+    holds the diagonal, flatten it and take every ``(L+1)``-th element.
+    """
+    x = _arr(a, "diagonal")
+    nd = len(_shape(x))
+    if nd < 2:
+        raise ValueError(f"diagonal: diag requires an array of at least two dimensions, got shape {_shape(x)}")
+    i, j = canonicalize_axis(axis1, nd, "diagonal"), canonicalize_axis(axis2, nd, "diagonal")
+    if i == j:
+        raise ValueError("diagonal: axis1 and axis2 cannot be the same")
+    offset = _static_int(offset, "diagonal", "offset")
+    x = lax.transpose(x, [d for d in range(nd) if d not in (i, j)] + [i, j])
+    *batch, n, m = _shape(x)
+    batch = tuple(batch)
+    if offset >= 0:
+        r0, c0, size_ = 0, offset, min(n, m - offset)
+    else:
+        r0, c0, size_ = -offset, 0, min(n + offset, m)
+    if size_ <= 0:
+        r0 = c0 = size_ = 0
+    zeros = (0,) * len(batch)
+    square = lax.slice(x, zeros + (r0, c0), batch + (r0 + size_, c0 + size_))
+    flat = lax.reshape(square, batch + (size_ * size_,))
+    return lax.slice(flat, zeros + (0,), batch + (size_ * size_,), (1,) * len(batch) + (size_ + 1,))
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """Sum along a diagonal; bool and small ints accumulate in int64, like ``numpy.sum``."""
+    _check_out("trace", out)
+    d = diagonal(a, offset, axis1, axis2)
+    aval = aval_of(d)
+    if dtype is None:
+        acc = np.dtype(np.int64) if aval.dtype.kind in "biu" else aval.dtype
+    else:
+        acc = dtypes.canonicalize(dtype, what="trace dtype")
+    last = (aval.ndim - 1,)
+    if acc.kind == "b":  # a bool sum is a logical or
+        return lax.convert_element_type(lax.reduce_sum(_cast(d, np.dtype(np.int64)), last), acc)
+    return lax.reduce_sum(_cast(d, acc), last)
+
+
+# --- padding -----------------------------------------------------------------------------
+_NUMPY_PAD_MODES = ("edge", "linear_ramp", "maximum", "mean", "median", "minimum", "reflect", "symmetric", "wrap", "empty")
+
+
+def _pad_widths(pad_width, nd):
+    if isinstance(pad_width, dict):
+        widths = np.zeros((nd, 2), dtype=np.int64)
+        for ax, w in pad_width.items():
+            widths[canonicalize_axis(ax, nd, "pad")] = np.broadcast_to(np.asarray(w), (2,))
+        pw = widths
+    else:
+        if is_tracer(pad_width):
+            _static_int(pad_width, "pad", "pad_width")
+        pw = np.asarray(pad_width)
+    if pw.dtype.kind not in "iu":
+        raise TypeError(f"pad: `pad_width` must be of integral type, got {pad_width!r}")
+    try:
+        pw = np.broadcast_to(pw, (nd, 2))
+    except ValueError:
+        raise ValueError(
+            f"pad: pad_width {pad_width!r} must be an int, a (before, after) pair or one pair per "
+            f"axis of an array of rank {nd}"
+        ) from None
+    if (pw < 0).any():
+        raise ValueError(f"pad: index can't contain negative values, got pad_width {pad_width!r}")
+    return [(int(lo), int(hi)) for lo, hi in pw]
+
+
+def _pad_value(v, dtype):
+    if is_tracer(v):
+        if v.aval.shape != ():
+            raise NotImplementedError("pad: a traced constant_values must be a scalar")
+        return lax.convert_element_type(v, dtype)
+    return np.asarray(v).astype(dtype)
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """Pad with a constant (``constant_values``, default 0); ``pad_width`` as in NumPy: an
+    int, ``(before, after)``, one pair per axis, or a dict ``{axis: width}``. Only
+    ``mode='constant'`` is implemented.
+
+    >>> fnp.pad(fnp.ones(2), 1)
+    array([0., 1., 1., 0.])
+    """
+    if mode != "constant":
+        if isinstance(mode, str) and mode in _NUMPY_PAD_MODES or callable(mode):
+            raise NotImplementedError(f"pad: mode {mode!r} is not implemented in funcgrad; only mode='constant' is")
+        raise ValueError(f"pad: mode {mode!r} is not supported")
+    unknown = set(kwargs) - {"constant_values"}
+    if unknown:
+        raise ValueError(f"pad: unsupported keyword arguments for mode 'constant': {unknown}")
+    x = _arr(array, "pad")
+    aval = aval_of(x)
+    widths = _pad_widths(pad_width, aval.ndim)
+    cv = kwargs.get("constant_values", 0)
+    if is_tracer(cv) or np.size(cv) == 1:
+        value = _pad_value(cv if is_tracer(cv) else np.asarray(cv).reshape(()), aval.dtype)
+        return lax.pad(x, value, [(lo, hi, 0) for lo, hi in widths])
+    try:
+        values = np.broadcast_to(np.asarray(cv), (aval.ndim, 2))
+    except ValueError:
+        raise ValueError(f"pad: constant_values {cv!r} must be a scalar, a pair or one pair per axis") from None
+    # Axis by axis, so later axes own the corners, as in NumPy.
+    for ax, ((lo, hi), (vlo, vhi)) in enumerate(zip(widths, values)):
+        for width, v, side in ((lo, vlo, 0), (hi, vhi, 1)):
+            if width:
+                cfg = [(0, 0, 0)] * aval.ndim
+                cfg[ax] = (width, 0, 0) if side == 0 else (0, width, 0)
+                x = lax.pad(x, _pad_value(v, aval.dtype), cfg)
+    return x
+
+
+def copy(a, order="K", subok=False):
+    """A copy of ``a`` (eagerly a fresh ndarray; traced values are immutable, so the same value)."""
+    x = _arr(a, "copy")
+    return x if is_tracer(x) else np.array(x, copy=True)

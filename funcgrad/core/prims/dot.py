@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.core.avals import ShapedArray
-from funcgrad.core.primitive import Primitive
+from funcgrad.core.ad_util import defjvp, is_undefined
+from funcgrad.core.primitive import Primitive, transpose_rules
 from funcgrad.core.prims._checks import check_axes, check_kind
 
 dot_general_p = Primitive("dot_general")
@@ -56,3 +57,54 @@ def _dot_general_abstract_eval(x, y, *, dimension_numbers):
         + tuple(y.shape[d] for d in _free(y.ndim, rc, rb))
     )
     return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
+
+
+def _dot_transpose_one(ct, other, dimension_numbers, ct_is_lhs_of_ans: bool, arg_ndim: int):
+    """Cotangent of one operand ("arg") of dot_general given the other operand.
+
+    ans dims are [batch, lhs kept, rhs kept]. The cotangent of arg contracts ``ct``'s
+    dims of the *other* operand's kept dims with ``other``, giving dims
+    [batch, arg kept, arg contract (ordered like other's contract dims)], which are then
+    permuted back to arg's own order.
+    """
+    (a_con, o_con), (a_bat, o_bat) = dimension_numbers
+    o_ndim = _ndim(other)
+    a_kept = [d for d in range(arg_ndim) if d not in a_con and d not in a_bat]
+    o_kept = [d for d in range(o_ndim) if d not in o_con and d not in o_bat]
+    nb = len(a_bat)
+    if ct_is_lhs_of_ans:  # arg is lhs: ans = [batch, arg kept, other kept]
+        ct_other_kept = list(range(nb + len(a_kept), nb + len(a_kept) + len(o_kept)))
+    else:  # arg is rhs: ans = [batch, other kept, arg kept]
+        ct_other_kept = list(range(nb, nb + len(o_kept)))
+    dims = ((tuple(ct_other_kept), tuple(o_kept)), (tuple(range(nb)), tuple(o_bat)))
+    res = lax.dot_general(ct, other, dims)
+    # res dims: batch, ct's remaining dims (= arg kept, in order), other's free dims
+    # (= other's contract dims, ascending) which pair with arg's contract dims.
+    a_con_by_other = [a for _, a in sorted(zip(o_con, a_con))]
+    return lax.transpose(res, tuple(np.argsort(list(a_bat) + a_kept + a_con_by_other)))
+
+
+def _ndim(x):
+    from funcgrad.core.trace import get_aval_any
+
+    return get_aval_any(x).ndim
+
+
+def _dot_general_transpose(ct, x, y, *, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    ct_x = ct_y = None
+    if is_undefined(x):
+        ct_x = _dot_transpose_one(ct, y, ((lc, rc), (lb, rb)), True, x.aval.ndim)
+    if is_undefined(y):
+        ct_y = _dot_transpose_one(ct, x, ((rc, lc), (rb, lb)), False, y.aval.ndim)
+    return [ct_x, ct_y]
+
+
+defjvp(
+    dot_general_p,
+    lambda g, ans, x, y, *, dimension_numbers: lax.dot_general(g, y, dimension_numbers),
+    lambda g, ans, x, y, *, dimension_numbers: lax.dot_general(x, g, dimension_numbers),
+)
+transpose_rules[dot_general_p] = _dot_general_transpose
+
+from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.core import ad_util as ad
 from funcgrad.core import dtypes
+from funcgrad.core.ad_util import Zero, defjvp, defjvp_zero, is_undefined
 from funcgrad.core.avals import ShapedArray
+from funcgrad.core.primitive import jvp_rules, transpose_rules
 from funcgrad.core.primitive import Primitive
 from funcgrad.core.prims._checks import check_kind, check_same, kinds_text
 
@@ -52,34 +55,62 @@ def binop(name: str, impl, kinds: str = NUM, out_dtype=None) -> Primitive:
 
 
 # --- unary, float only ------------------------------------------------------------
+# Each jvp partial is (g, ans, x) -> tangent; ``ans`` is the primal output.
 exp_p = unop("exp", np.exp)
+defjvp(exp_p, lambda g, ans, x: lax.mul(g, ans))
 log_p = unop("log", np.log)
+defjvp(log_p, lambda g, ans, x: lax.div(g, x))
 log1p_p = unop("log1p", np.log1p)
+defjvp(log1p_p, lambda g, ans, x: lax.div(g, lax.add(_one(x), x)))
 expm1_p = unop("expm1", np.expm1)
+defjvp(expm1_p, lambda g, ans, x: lax.mul(g, lax.add(ans, _one(ans))))
 sin_p = unop("sin", np.sin)
+defjvp(sin_p, lambda g, ans, x: lax.mul(g, lax.cos(x)))
 cos_p = unop("cos", np.cos)
+defjvp(cos_p, lambda g, ans, x: lax.neg(lax.mul(g, lax.sin(x))))
 tan_p = unop("tan", np.tan)
+defjvp(tan_p, lambda g, ans, x: lax.mul(g, lax.add(_one(ans), lax.mul(ans, ans))))
 asin_p = unop("asin", np.arcsin)
+defjvp(asin_p, lambda g, ans, x: lax.div(g, lax.sqrt(_one_minus_sq(x))))
 acos_p = unop("acos", np.arccos)
+defjvp(acos_p, lambda g, ans, x: lax.neg(lax.div(g, lax.sqrt(_one_minus_sq(x)))))
 atan_p = unop("atan", np.arctan)
+defjvp(atan_p, lambda g, ans, x: lax.div(g, lax.add(_one(x), lax.mul(x, x))))
 sinh_p = unop("sinh", np.sinh)
+defjvp(sinh_p, lambda g, ans, x: lax.mul(g, lax.cosh(x)))
 cosh_p = unop("cosh", np.cosh)
+defjvp(cosh_p, lambda g, ans, x: lax.mul(g, lax.sinh(x)))
 tanh_p = unop("tanh", np.tanh)
+defjvp(tanh_p, lambda g, ans, x: lax.mul(g, lax.sub(_one(ans), lax.mul(ans, ans))))
 asinh_p = unop("asinh", np.arcsinh)
+defjvp(asinh_p, lambda g, ans, x: lax.div(g, lax.sqrt(lax.add(lax.mul(x, x), _one(x)))))
 acosh_p = unop("acosh", np.arccosh)
+# sqrt(x-1)*sqrt(x+1) rather than sqrt(x*x-1): no cancellation near x = 1.
+defjvp(acosh_p, lambda g, ans, x: lax.div(g, lax.mul(lax.sqrt(lax.sub(x, _one(x))), lax.sqrt(lax.add(x, _one(x))))))
 atanh_p = unop("atanh", np.arctanh)
+defjvp(atanh_p, lambda g, ans, x: lax.div(g, _one_minus_sq(x)))
 sqrt_p = unop("sqrt", np.sqrt)
+defjvp(sqrt_p, lambda g, ans, x: lax.div(g, lax.add(ans, ans)))
 cbrt_p = unop("cbrt", np.cbrt)
+defjvp(cbrt_p, lambda g, ans, x: lax.div(g, lax.mul(_full_like(ans, 3.0), lax.mul(ans, ans))))
 floor_p = unop("floor", np.floor)
+defjvp_zero(floor_p)
 ceil_p = unop("ceil", np.ceil)
+defjvp_zero(ceil_p)
 round_p = unop("round", np.rint)  # round half to even, like numpy.rint / numpy.round
+defjvp_zero(round_p)
 is_finite_p = unop("is_finite", np.isfinite, out_dtype=dtypes.bool_)
+defjvp_zero(is_finite_p)
 
 # --- unary, numeric ------------------------------------------------------------------
 neg_p = unop("neg", np.negative, NUM)
+ad.deflinear(neg_p, lambda ct, x: [lax.neg(ct)])
 abs_p = unop("abs", np.abs, NUM)
+defjvp(abs_p, lambda g, ans, x: lax.mul(g, lax.sign(x)))  # subgradient 0 at x == 0
 sign_p = unop("sign", np.sign, NUM)
+defjvp_zero(sign_p)
 not_p = unop("not", np.invert, INT_BOOL)  # logical not on bool, bitwise not on ints
+defjvp_zero(not_p)
 
 
 # --- binary, numeric -----------------------------------------------------------------
@@ -109,16 +140,37 @@ def _pow(x, y):
     return np.power(x, y)
 
 
+def _undefined_cts(ct, x, y, ct_x, ct_y):
+    """Cotangents for whichever of (x, y) is a linear input of a transpose rule."""
+    return [ct_x(ct) if is_undefined(x) else None, ct_y(ct) if is_undefined(y) else None]
+
+
 add_p = binop("add", np.add)
+ad.deflinear(add_p, lambda ct, x, y: _undefined_cts(ct, x, y, lambda c: c, lambda c: c))
 sub_p = binop("sub", np.subtract)
+ad.deflinear(sub_p, lambda ct, x, y: _undefined_cts(ct, x, y, lambda c: c, lax.neg))
 mul_p = binop("mul", np.multiply)
+defjvp(mul_p, lambda g, ans, x, y: lax.mul(g, y), lambda g, ans, x, y: lax.mul(x, g))
+transpose_rules[mul_p] = lambda ct, x, y: _undefined_cts(ct, x, y, lambda c: lax.mul(c, y), lambda c: lax.mul(x, c))
 div_p = binop("div", _div)  # floats: IEEE; ints: truncate toward zero, x/0 == 0
+defjvp(div_p, lambda g, ans, x, y: lax.div(g, y), lambda g, ans, x, y: lax.neg(lax.div(lax.mul(g, ans), y)))
+transpose_rules[div_p] = lambda ct, x, y: [lax.div(ct, y), None]  # linear in x only
 rem_p = binop("rem", _rem)  # C fmod: result has the sign of x; ints: x%0 == 0
+defjvp(rem_p, lambda g, ans, x, y: g, lambda g, ans, x, y: lax.neg(lax.mul(g, _trunc(lax.div(x, y)))))
 pow_p = binop("pow", _pow)
+defjvp(pow_p, lambda g, ans, x, y: _pow_dx(g, x, y), lambda g, ans, x, y: _pow_dy(g, ans, x))
 max_p = binop("max", np.maximum, ANY)  # NaN-propagating, like numpy.maximum
+defjvp(max_p, lambda g, ans, x, y: _minmax_share(g, lax.gt, x, y), lambda g, ans, x, y: _minmax_share(g, lax.gt, y, x))
 min_p = binop("min", np.minimum, ANY)
+defjvp(min_p, lambda g, ans, x, y: _minmax_share(g, lax.lt, x, y), lambda g, ans, x, y: _minmax_share(g, lax.lt, y, x))
 atan2_p = binop("atan2", np.arctan2, FLOAT)
+defjvp(
+    atan2_p,
+    lambda g, ans, x, y: lax.mul(g, lax.div(y, _sumsq(x, y))),
+    lambda g, ans, x, y: lax.neg(lax.mul(g, lax.div(x, _sumsq(x, y)))),
+)
 copysign_p = binop("copysign", np.copysign, FLOAT)
+defjvp(copysign_p, lambda g, ans, x, y: lax.mul(g, lax.mul(lax.sign(x), lax.sign(ans))), None)
 
 and_p = binop("and", np.bitwise_and, INT_BOOL)
 or_p = binop("or", np.bitwise_or, INT_BOOL)
@@ -130,6 +182,13 @@ lt_p = binop("lt", np.less, ANY, out_dtype=dtypes.bool_)
 le_p = binop("le", np.less_equal, ANY, out_dtype=dtypes.bool_)
 gt_p = binop("gt", np.greater, ANY, out_dtype=dtypes.bool_)
 ge_p = binop("ge", np.greater_equal, ANY, out_dtype=dtypes.bool_)
+for _p in (and_p, or_p, xor_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+    defjvp_zero(_p)  # boolean/integer results carry no tangent
+
+
+# --- stop_gradient: identity whose tangent is always zero ------------------------------------
+stop_gradient_p = unop("stop_gradient", lambda x: x, ANY)
+defjvp_zero(stop_gradient_p)
 
 
 # --- integer_pow: x ** n for a static Python int n (exact, cheap derivatives) ------------
@@ -151,6 +210,16 @@ def _integer_pow_abstract_eval(x, *, y: int):
     return x
 
 
+def _integer_pow_jvp_partial(g, ans, x, *, y):
+    if y == 0:
+        return Zero(ad.tangent_aval(lax_aval(x)))
+    dx = _full_like(x, float(y)) if y == 2 else lax.mul(_full_like(x, float(y)), lax.integer_pow(x, y - 1))
+    return lax.mul(g, lax.mul(dx, x) if y == 2 else dx)
+
+
+defjvp(integer_pow_p, _integer_pow_jvp_partial)
+
+
 # --- select_n: which ? cases[1] : cases[0] (bool), or cases[which] (int32) ------------
 select_n_p = Primitive("select_n")
 
@@ -162,6 +231,34 @@ def _select_n_impl(which, *cases):
     if np.asarray(which).dtype == np.bool_:
         return np.where(which, cases[1], cases[0])
     return np.choose(np.clip(which, 0, len(cases) - 1), cases)
+
+
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    ans = select_n_p.bind(which, *cases)
+    case_tangents = tangents[1:]
+    if all(type(t) is Zero for t in case_tangents):
+        return ans, Zero.like(ans)
+    return ans, select_n_p.bind(which, *[ad.instantiate(t) for t in case_tangents])
+
+
+def _select_n_transpose(ct, which, *cases):
+    if is_undefined(which):
+        raise TypeError("select_n: the predicate cannot be a linear input")
+    zeros = ad.zeros_like_aval(lax_aval(ct))
+    cts = []
+    for i, c in enumerate(cases):
+        if not is_undefined(c):
+            cts.append(None)
+            continue
+        branches = [zeros] * len(cases)
+        branches[i] = ct
+        cts.append(select_n_p.bind(which, *branches))
+    return [None] + cts
+
+
+jvp_rules[select_n_p] = _select_n_jvp
+transpose_rules[select_n_p] = _select_n_transpose
 
 
 @select_n_p.def_abstract_eval
@@ -198,10 +295,76 @@ def _convert_element_type_impl(x, *, new_dtype, weak_type=False):
     return x.astype(new_dtype)
 
 
+def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type=False):
+    (x,), (g,) = primals, tangents
+    ans = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if type(g) is Zero or np.dtype(new_dtype).kind != "f":
+        return ans, Zero.like(ans)
+    return ans, lax.convert_element_type(g, new_dtype)
+
+
+def _convert_element_type_transpose(ct, x, *, new_dtype, weak_type=False):
+    return [lax.convert_element_type(ct, x.aval.dtype)]
+
+
+jvp_rules[convert_element_type_p] = _convert_element_type_jvp
+transpose_rules[convert_element_type_p] = _convert_element_type_transpose
+
+
 @convert_element_type_p.def_abstract_eval
 def _convert_element_type_abstract_eval(x, *, new_dtype, weak_type=False):
     dt = dtypes.canonicalize(new_dtype, what="convert_element_type new_dtype")
     return ShapedArray(x.shape, dt, weak_type)
 
 
+# --- small helpers used by the rules above (all in terms of primitives) -----------------
+
+def lax_aval(x):
+    from funcgrad.core.trace import get_aval_any
+
+    return get_aval_any(x)
+
+
+def _full_like(x, value):
+    aval = lax_aval(x)
+    return lax.broadcast_in_dim(np.asarray(value, aval.dtype), aval.shape, ())
+
+
+def _one(x):
+    return _full_like(x, 1)
+
+
+def _one_minus_sq(x):
+    return lax.sub(_one(x), lax.mul(x, x))
+
+
+def _sumsq(x, y):
+    return lax.add(lax.mul(x, x), lax.mul(y, y))
+
+
+def _trunc(x):
+    return lax.select(lax.lt(x, _full_like(x, 0)), lax.ceil(x), lax.floor(x))
+
+
+def _minmax_share(g, better, x, y):
+    """Tangent share of ``x`` in max/min: all of it where x wins, half at ties."""
+    zeros = _full_like(g, 0)
+    half = lax.mul(g, _full_like(g, 0.5))
+    return lax.select(better(x, y), g, lax.select(lax.eq(x, y), half, zeros))
+
+
+def _pow_dx(g, x, y):
+    # y * x**(y-1), written so that x == 0 with y >= 1 gives the right limit.
+    return lax.mul(g, lax.mul(y, lax.pow(x, lax.sub(y, _one(y)))))
+
+
+def _pow_dy(g, ans, x):
+    # d/dy x**y = log(x) x**y; defined as 0 where x == 0 (the limit for y > 0).
+    zero = lax.eq(x, _full_like(x, 0))
+    safe_x = lax.select(zero, _one(x), x)
+    return lax.mul(g, lax.select(zero, _full_like(x, 0), lax.mul(lax.log(safe_x), ans)))
+
+
 __all__ = [n for n in dir() if n.endswith("_p")] + ["unop", "binop", "kinds_text"]
+
+from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)

@@ -93,7 +93,9 @@ def default_fill_value(dtype):
 
 
 def _index_rows(indices, k):
-    return np.asarray(indices).reshape(-1, k)
+    indices = np.asarray(indices)
+    # Not reshape(-1, k): NumPy cannot infer -1 when k == 0 (rows that index nothing).
+    return indices.reshape(int(np.prod(indices.shape[:-1], dtype=np.int64)), k)
 
 
 @gather_p.def_impl

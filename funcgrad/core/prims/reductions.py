@@ -5,7 +5,9 @@ import numpy as np
 
 from funcgrad.core import dtypes
 from funcgrad.core.avals import ShapedArray
-from funcgrad.core.primitive import Primitive
+from funcgrad.core import ad_util as ad
+from funcgrad.core.ad_util import Zero, deflinear, defjvp_zero
+from funcgrad.core.primitive import Primitive, jvp_rules
 from funcgrad.core.prims._checks import check_axes, check_kind
 
 
@@ -15,7 +17,12 @@ def reduction(name: str, impl, kinds: str) -> Primitive:
 
     @prim.def_impl
     def _impl(x, *, axes):
-        return impl(np.asarray(x), axis=tuple(axes)) if axes else np.asarray(x)
+        x = np.asarray(x)
+        if not axes:
+            return x
+        if name in ("reduce_sum", "reduce_prod"):  # NumPy would widen int32 to int64
+            return impl(x, axis=tuple(axes), dtype=x.dtype)
+        return impl(x, axis=tuple(axes))
 
     @prim.def_abstract_eval
     def _abstract_eval(x, *, axes):
@@ -30,10 +37,67 @@ def reduction(name: str, impl, kinds: str) -> Primitive:
     return prim
 
 
+def _kept_dims(ndim, axes):
+    return tuple(d for d in range(ndim) if d not in axes)
+
+
+def _bcast_back(y, shape, axes):
+    """Broadcast a reduced result back over the reduced ``axes`` of ``shape``."""
+    return lax.broadcast_in_dim(y, shape, _kept_dims(len(shape), axes))
+
+
 reduce_sum_p = reduction("reduce_sum", np.sum, "if")
+deflinear(reduce_sum_p, lambda ct, x, *, axes: [_bcast_back(ct, x.aval.shape, axes)])
+
 reduce_prod_p = reduction("reduce_prod", np.prod, "if")
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+    # Division-free (exact at zeros): move the reduced axes last, flatten them, and run
+    # the product scan's tangent recurrence; the total product is the scan's last entry.
+    (x,), (g,) = primals, tangents
+    ans = reduce_prod_p.bind(x, axes=axes)
+    if type(g) is Zero:
+        return ans, Zero.like(ans)
+    shape = _aval(x).shape
+    kept = _kept_dims(len(shape), axes)
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    flat_shape = tuple(shape[d] for d in kept) + (n,)
+    perm = kept + tuple(axes)
+    xf = lax.reshape(lax.transpose(x, perm), flat_shape)
+    gf = lax.reshape(lax.transpose(g, perm), flat_shape)
+    if n == 0:
+        return ans, ad.zeros_like_aval(ad.tangent_aval(_aval(ans)))
+    _, t = _prod_scan_tangent(xf, gf, len(flat_shape) - 1, reverse=False)
+    last = len(flat_shape) - 1
+    start = [0] * last + [n - 1]
+    t_last = lax.slice(t, start, flat_shape)
+    return ans, lax.reshape(t_last, _aval(ans).shape)
+
+
+jvp_rules[reduce_prod_p] = _reduce_prod_jvp
+
+
+def _reduce_chooser_jvp(prim):
+    # Tangent of max/min: the mean of the tangents at the positions that attain it.
+    def rule(primals, tangents, *, axes):
+        (x,), (g,) = primals, tangents
+        ans = prim.bind(x, axes=axes)
+        if type(g) is Zero:
+            return ans, Zero.like(ans)
+        shape = _aval(x).shape
+        hit = lax.eq(x, _bcast_back(ans, shape, axes))
+        hitf = lax.convert_element_type(hit, _aval(g).dtype)
+        num = lax.reduce_sum(lax.mul(g, hitf), axes)
+        return ans, lax.div(num, lax.reduce_sum(hitf, axes))
+
+    jvp_rules[prim] = rule
+
+
 reduce_max_p = reduction("reduce_max", np.max, "bif")  # on bool: any
+_reduce_chooser_jvp(reduce_max_p)
 reduce_min_p = reduction("reduce_min", np.min, "bif")  # on bool: all
+_reduce_chooser_jvp(reduce_min_p)
 
 
 def arg_reduction(name: str, impl) -> Primitive:
@@ -56,7 +120,9 @@ def arg_reduction(name: str, impl) -> Primitive:
 
 
 argmax_p = arg_reduction("argmax", np.argmax)  # first occurrence; NaN wins, like NumPy
+defjvp_zero(argmax_p)
 argmin_p = arg_reduction("argmin", np.argmin)
+defjvp_zero(argmin_p)
 
 
 def cumulative(name: str, impl) -> Primitive:
@@ -79,4 +145,54 @@ def cumulative(name: str, impl) -> Primitive:
 
 
 cumsum_p = cumulative("cumsum", np.cumsum)
+deflinear(cumsum_p, lambda ct, x, *, axis, reverse=False: [lax.cumsum(ct, axis, not reverse)])
+
 cumprod_p = cumulative("cumprod", np.cumprod)
+
+
+def _shift(a, s, axis, fill, reverse):
+    """``a`` moved ``s`` places along ``axis`` (towards the end unless reversed), the
+    vacated entries set to ``fill``."""
+    shape = _aval(a).shape
+    n = shape[axis]
+    lo, hi = [0] * len(shape), list(shape)
+    if reverse:
+        lo[axis] = s
+    else:
+        hi[axis] = n - s
+    cfg = [(0, 0, 0)] * len(shape)
+    cfg[axis] = (0, s, 0) if reverse else (s, 0, 0)
+    return lax.pad(lax.slice(a, lo, hi), np.asarray(fill, _aval(a).dtype), cfg)
+
+
+def _prod_scan_tangent(x, g, axis, reverse):
+    """Hillis-Steele product scan carrying tangents: (cumprod(x), its jvp along g).
+    Built from pad/slice/mul/add only, so it is differentiable and transposable."""
+    p, t = x, g
+    n, s = _aval(x).shape[axis], 1
+    while s < n:
+        ps, ts = _shift(p, s, axis, 1, reverse), _shift(t, s, axis, 0, reverse)
+        t = lax.add(lax.mul(t, ps), lax.mul(p, ts))
+        p = lax.mul(p, ps)
+        s *= 2
+    return p, t
+
+
+def _cumprod_jvp(primals, tangents, *, axis, reverse=False):
+    (x,), (g,) = primals, tangents
+    ans = cumprod_p.bind(x, axis=axis, reverse=reverse)
+    if type(g) is Zero:
+        return ans, Zero.like(ans)
+    return ans, _prod_scan_tangent(x, g, axis, reverse)[1]
+
+
+jvp_rules[cumprod_p] = _cumprod_jvp
+
+
+def _aval(x):
+    from funcgrad.core.trace import get_aval_any
+
+    return get_aval_any(x)
+
+
+from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.core.primitive import Primitive
+from funcgrad.core import ad_util as ad
+from funcgrad.core.ad_util import Zero
+from funcgrad.core.primitive import Primitive, jvp_rules
 from funcgrad.core.prims._checks import check_axes
 
 sort_p = Primitive("sort", multiple_results=True)
@@ -34,3 +36,27 @@ def _sort_abstract_eval(*operands, dimension, num_keys=1):
     if operands[0].ndim:
         check_axes("sort", (dimension,), operands[0].ndim, "dimension")
     return list(operands)
+
+
+def _sort_jvp(primals, tangents, *, dimension, num_keys=1):
+    # Sort an iota alongside to learn the permutation, then gather the tangents with it.
+    shape = _aval(primals[0]).shape
+    if not shape:
+        return sort_p.bind(*primals, dimension=dimension, num_keys=num_keys), list(tangents)
+    iota = lax.iota(np.int64, shape, dimension)
+    *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, num_keys=num_keys)
+    idx = [lax.iota(np.int64, shape, d) if d != dimension else perm for d in range(len(shape))]
+    indices = lax.concatenate([lax.reshape(i, shape + (1,)) for i in idx], len(shape))
+    out_t = [t if type(t) is Zero else lax.gather(t, indices, mode="clip") for t in tangents]
+    return outs, out_t
+
+
+def _aval(x):
+    from funcgrad.core.trace import get_aval_any
+
+    return get_aval_any(x)
+
+
+jvp_rules[sort_p] = _sort_jvp
+
+from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)

@@ -6,7 +6,9 @@ import numpy as np
 
 from funcgrad.core import dtypes
 from funcgrad.core.avals import ShapedArray
-from funcgrad.core.primitive import Primitive
+from funcgrad.core.ad_util import deflinear, defjvp_zero, is_undefined
+from funcgrad.core.primitive import Primitive, transpose_rules
+from funcgrad.core.trace import get_aval_any
 from funcgrad.core.prims._checks import check_axes
 
 
@@ -52,6 +54,18 @@ def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions):
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
+    # Sum over the new dims and over operand dims of size 1 that were expanded.
+    in_shape = x.aval.shape
+    kept = set(broadcast_dimensions)
+    expanded = [d for i, d in enumerate(broadcast_dimensions) if in_shape[i] == 1 and shape[d] != 1]
+    summed = sorted([d for d in range(len(shape)) if d not in kept] + expanded)
+    return [lax.reshape(lax.reduce_sum(ct, summed), in_shape)]
+
+
+deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+
+
 # --- reshape (row-major) ----------------------------------------------------------------
 reshape_p = Primitive("reshape")
 
@@ -67,6 +81,9 @@ def _reshape_abstract_eval(x, *, new_sizes):
     if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
         raise ValueError(f"reshape: cannot reshape {x.str_short()} (size {x.size}) into shape {new_sizes}")
     return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+deflinear(reshape_p, lambda ct, x, *, new_sizes: [lax.reshape(ct, x.aval.shape)])
 
 
 # --- transpose --------------------------------------------------------------------------
@@ -86,6 +103,9 @@ def _transpose_abstract_eval(x, *, permutation):
     return ShapedArray(tuple(x.shape[p] for p in perm), x.dtype, x.weak_type)
 
 
+deflinear(transpose_p, lambda ct, x, *, permutation: [lax.transpose(ct, tuple(np.argsort(permutation)))])
+
+
 # --- rev (flip along dimensions) ----------------------------------------------------------
 rev_p = Primitive("rev")
 
@@ -99,6 +119,9 @@ def _rev_impl(x, *, dimensions):
 def _rev_abstract_eval(x, *, dimensions):
     check_axes("rev", dimensions, x.ndim, "dimensions")
     return x
+
+
+deflinear(rev_p, lambda ct, x, *, dimensions: [lax.rev(ct, dimensions)])
 
 
 # --- concatenate ------------------------------------------------------------------------
@@ -129,6 +152,25 @@ def _concatenate_abstract_eval(*xs, dimension):
     shape = list(first.shape)
     shape[dimension] = sum(x.shape[dimension] for x in xs)
     return ShapedArray(shape, first.dtype, all(x.weak_type for x in xs))
+
+
+def _concatenate_transpose(ct, *xs, dimension):
+    cts, start = [], 0
+    shape = get_aval_any(ct).shape
+    for x in xs:
+        size = (x.aval if is_undefined(x) else get_aval_any(x)).shape[dimension]
+        if is_undefined(x):
+            lo = [0] * len(shape)
+            hi = list(shape)
+            lo[dimension], hi[dimension] = start, start + size
+            cts.append(lax.slice(ct, lo, hi))
+        else:
+            cts.append(None)
+        start += size
+    return cts
+
+
+deflinear(concatenate_p, _concatenate_transpose)
 
 
 # --- pad: (low, high, interior) per dimension; negative low/high crop ---------------------
@@ -177,6 +219,22 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
+def _pad_transpose(ct, x, padding_value, *, padding_config):
+    ct_x = ct_pv = None
+    if is_undefined(x):
+        # Undo low/high padding (pad by their negatives), then drop interior padding.
+        unpadded = lax.pad(ct, np.zeros((), x.aval.dtype), [(-lo, -hi, 0) for lo, hi, _ in padding_config])
+        strides = [it + 1 for _, _, it in padding_config]
+        ct_x = lax.slice(unpadded, [0] * len(padding_config), get_aval_any(unpadded).shape, strides)
+    if is_undefined(padding_value):
+        total = lax.reduce_sum(ct, range(len(padding_config)))
+        ct_pv = lax.sub(total, lax.reduce_sum(ct_x, range(len(padding_config)))) if ct_x is not None else total
+    return [ct_x, ct_pv]
+
+
+deflinear(pad_p, _pad_transpose)
+
+
 # --- slice: static start/limit/stride per dimension ----------------------------------------
 slice_p = Primitive("slice")
 
@@ -202,6 +260,19 @@ def _slice_abstract_eval(x, *, start_indices, limit_indices, strides=None):
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * len(start_indices)
+    out_shape = _slice_abstract_eval(x.aval, start_indices=start_indices, limit_indices=limit_indices, strides=strides).shape
+    cfg = []
+    for s, st, n, m in zip(start_indices, strides, x.aval.shape, out_shape):
+        covered = (m - 1) * st + 1 if m else 0
+        cfg.append((s, n - s - covered, st - 1))
+    return [lax.pad(ct, np.zeros((), x.aval.dtype), cfg)]
+
+
+deflinear(slice_p, _slice_transpose)
+
+
 # --- iota: 0, 1, 2, ... along one dimension of a new array --------------------------------
 iota_p = Primitive("iota")
 
@@ -223,3 +294,8 @@ def _iota_abstract_eval(*, dtype, shape, dimension):
     if dt.kind == "b":
         raise TypeError("iota: dtype must be numeric, got bool")
     return ShapedArray(shape, dt, False)
+
+
+defjvp_zero(iota_p)
+
+from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)

@@ -1,0 +1,105 @@
+"""Testing helpers for users and for funcgrad's own suite.
+
+``check_grads(f, args, order=2, modes=("fwd", "rev"))`` compares forward mode with
+central finite differences (float64), reverse mode with forward mode through the
+identity <ct, J t> == <J^T ct, t>, and recurses for higher orders by checking the
+jvp/vjp functions themselves.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.core import pytree
+from funcgrad.core.trace import get_aval_any
+
+
+def _rand_like(rng, x):
+    aval = get_aval_any(x)
+    if aval.dtype.kind != "f":
+        return np.zeros(aval.shape, np.float64)
+    return np.asarray(rng.standard_normal(aval.shape).astype(aval.dtype))
+
+
+def _is_float(x) -> bool:
+    return get_aval_any(x).dtype.kind == "f"
+
+
+def _axpy(a, t, x):
+    if not _is_float(x):
+        return x
+    return np.asarray(x) + a * np.asarray(t, dtype=np.asarray(x).dtype)
+
+
+def _vdot(xs, ys) -> float:
+    total = 0.0
+    for x, y in zip(pytree.tree_leaves(xs), pytree.tree_leaves(ys)):
+        x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+        total += float(np.sum(x * y))
+    return total
+
+
+def _close(name, got, want, atol, rtol):
+    for g, w in zip(pytree.tree_leaves(got), pytree.tree_leaves(want)):
+        g, w = np.asarray(g, np.float64), np.asarray(w, np.float64)
+        if g.shape != w.shape:
+            raise AssertionError(f"{name}: shape {g.shape} vs {w.shape}")
+        if not np.allclose(g, w, atol=atol, rtol=rtol, equal_nan=True):
+            err = np.max(np.abs(g - w)) if g.size else 0.0
+            raise AssertionError(f"{name}: max abs error {err:.3g} (atol={atol}, rtol={rtol})\ngot:\n{g}\nexpected:\n{w}")
+
+
+def numerical_jvp(f, args, tangents, eps):
+    plus = f(*[_axpy(eps, t, x) for x, t in zip(args, tangents)])
+    minus = f(*[_axpy(-eps, t, x) for x, t in zip(args, tangents)])
+    return pytree.tree_map(
+        lambda p, m: (np.asarray(p, np.float64) - np.asarray(m, np.float64)) / (2 * eps), plus, minus
+    )
+
+
+def check_jvp(f, args, *, eps=1e-5, atol=1e-5, rtol=1e-5, rng=None):
+    from funcgrad.transforms.autodiff import jvp
+
+    rng = rng or np.random.default_rng(0)
+    tangents = tuple(_rand_like(rng, x) for x in args)
+    out, t_out = jvp(f, tuple(args), tangents)
+    _close("jvp primal output", out, f(*args), atol, rtol)
+    _close("jvp vs central finite differences", t_out, numerical_jvp(f, args, tangents, eps), atol, rtol)
+
+
+def check_vjp(f, args, *, atol=1e-5, rtol=1e-5, rng=None):
+    from funcgrad.transforms.autodiff import jvp, vjp
+
+    rng = rng or np.random.default_rng(1)
+    out, vjp_fun = vjp(f, *args)
+    ct = pytree.tree_map(lambda o: _rand_like(rng, o), out)
+    ct_in = vjp_fun(ct)
+    tangents = tuple(_rand_like(rng, x) for x in args)
+    _, t_out = jvp(f, tuple(args), tangents)
+    lhs, rhs = _vdot(ct, t_out), _vdot(ct_in, tangents)
+    scale = max(1.0, abs(lhs), abs(rhs))
+    if abs(lhs - rhs) > atol + rtol * scale:
+        raise AssertionError(f"vjp inconsistent with jvp: <ct, J t> = {lhs!r} but <J^T ct, t> = {rhs!r}")
+
+
+def check_grads(f, args, order: int = 2, modes=("fwd", "rev"), *, eps=1e-5, atol=1e-5, rtol=1e-5):
+    """Check derivatives of ``f`` at ``args`` (a tuple) up to ``order``, in ``modes``.
+
+    >>> check_grads(lambda x: x * fnp.sin(x), (1.5,), order=2)
+    """
+    from funcgrad.transforms.autodiff import jvp, vjp
+
+    args = tuple(args)
+    rng = np.random.default_rng(42)
+    for mode in modes:
+        if mode == "fwd":
+            check_jvp(f, args, eps=eps, atol=atol, rtol=rtol, rng=rng)
+            if order > 1:
+                tangents = tuple(_rand_like(rng, x) for x in args)
+                check_grads(lambda *a: jvp(f, a, tangents)[1], args, order - 1, ("fwd",), eps=eps, atol=atol, rtol=rtol)
+        elif mode == "rev":
+            check_vjp(f, args, atol=atol, rtol=rtol, rng=rng)
+            if order > 1:
+                ct = pytree.tree_map(lambda o: _rand_like(rng, o), f(*args))
+                check_grads(lambda *a: vjp(f, *a)[1](ct), args, order - 1, ("rev",), eps=eps, atol=atol, rtol=rtol)
+        else:
+            raise ValueError(f"check_grads: unknown mode {mode!r} (use 'fwd' and/or 'rev')")

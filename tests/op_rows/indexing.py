@@ -1,0 +1,279 @@
+"""Op-table rows for funcgrad.numpy indexing: getitem (``x[idx]``), ``at[]`` updates,
+take, take_along_axis and the nonzero family.
+
+Static indices are closed over; an index passed as a row argument is traced by the
+jaxpr column (so it exercises dynamic_slice / gather / scatter). References are plain
+NumPy: ``x[idx]``, ``r[idx] = v`` and ``numpy.<ufunc>.at`` on a copy. All indices are
+in range here (out-of-range behaviour is tested in test_indexing_extra.py).
+"""
+import numpy as np
+
+import funcgrad.numpy as fnp
+from harness import rand, randpos, row
+
+getitem = fnp.indexing.getitem
+f32, i32, i64 = np.float32, np.int32, np.int64
+
+X0 = np.asarray(1.5)
+X1 = rand(6)
+X2 = rand(4, 3)
+X3 = rand(2, 3, 4)
+I2 = rand(4, 3, dtype=i64, low=-9, high=9)
+B2 = rand(3, 4, dtype=np.bool_)
+F32 = rand(3, 5, dtype=f32)
+
+DUP_SET = {"no_grad": "repeated indices in set: which value wins is unspecified"}
+
+
+def index(name, x, idx, **kw):
+    """A row for ``x[idx]`` with a static (closed-over) index."""
+    return row(f"index/{name}", lambda x: getitem(x, idx), lambda x: x[idx], x, **kw)
+
+
+def index_traced(name, build, x, *idx_args, **kw):
+    """``x[build(*idx_args)]`` with the index arrays passed (and so traced) as arguments."""
+    return row(f"index/{name}", lambda x, *i: getitem(x, build(*i)), lambda x, *i: x[build(*i)], x, *idx_args, **kw)
+
+
+_UFUNC = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+          "power": np.power, "min": np.minimum, "max": np.maximum}
+
+
+def _at_ref(kind, x, idx, v):
+    out = np.array(x, copy=True)
+    if kind == "set":
+        out[idx] = v
+    else:
+        _UFUNC[kind].at(out, idx, np.asarray(v, out.dtype))
+    return out
+
+
+def at(kind, name, x, idx, v, **kw):
+    """``fnp.at(x)[idx].<kind>(v)`` with a static index; ``v`` is a traced argument."""
+    return row(
+        f"at_{kind}/{name}",
+        lambda x, v: getattr(fnp.at(x)[idx], kind)(v),
+        lambda x, v: _at_ref(kind, x, idx, v),
+        x, v, **kw,
+    )
+
+
+def at_traced(kind, name, build, x, v, *idx_args, **kw):
+    """``fnp.at(x)[build(*idx_args)].<kind>(v)`` with traced index arguments."""
+    return row(
+        f"at_{kind}/{name}",
+        lambda x, v, *i: getattr(fnp.at(x)[build(*i)], kind)(v),
+        lambda x, v, *i: _at_ref(kind, x, build(*i), v),
+        x, v, *idx_args, **kw,
+    )
+
+
+def at_const(kind, name, x, idx, v, **kw):
+    """As ``at`` but with ``v`` a Python scalar closed over (weak, cast to x.dtype)."""
+    return row(
+        f"at_{kind}/{name}",
+        lambda x: getattr(fnp.at(x)[idx], kind)(v),
+        lambda x: _at_ref(kind, x, idx, v),
+        x, **kw,
+    )
+
+
+def _take_ref(indices, axis, mode):
+    return lambda a: np.take(a, indices, axis=axis, mode=mode or "raise")
+
+
+def take(name, a, indices, axis=None, mode=None):
+    return row(f"take/{name}", lambda a: fnp.take(a, indices, axis=axis, mode=mode), _take_ref(indices, axis, mode), a)
+
+
+def take_traced(name, a, indices, axis=None, mode=None):
+    return row(
+        f"take/{name}",
+        lambda a, i: fnp.take(a, i, axis=axis, mode=mode),
+        lambda a, i: np.take(a, i, axis=axis, mode=mode or "raise"),
+        a, indices,
+    )
+
+
+def take_along(name, a, indices, axis, traced=True):
+    if traced:
+        return row(f"take_along_axis/{name}", lambda a, i: fnp.take_along_axis(a, i, axis),
+                   lambda a, i: np.take_along_axis(a, i, axis), a, indices)
+    return row(f"take_along_axis/{name}", lambda a: fnp.take_along_axis(a, indices, axis),
+               lambda a: np.take_along_axis(a, indices, axis), a)
+
+
+ROWS = [
+    # --- basic indexing: ints, slices, None, Ellipsis ------------------------------------
+    index("int_1d", X1, 2),
+    index("neg_int_1d", X1, -1),
+    index("int_2d", X2, 1),
+    index("ints_2d_scalar", X2, (1, -2)),
+    index("ints_3d_partial", X3, (0, 2)),
+    index("np_int", X2, np.int32(3)),
+    index("slice", X1, slice(1, 4)),
+    index("slice_step", X1, slice(0, None, 2)),
+    index("slice_neg_start", X1, slice(-3, None)),
+    index("slice_out_of_range", X1, slice(-10, 10)),
+    index("neg_step", X2, (slice(None, None, -2), 1)),
+    index("neg_step_bounds", X1, slice(4, 0, -1)),
+    index("neg_step_3d", X3, (slice(None, None, -1), slice(None, None, -2), slice(3, None, -3))),
+    index("empty_slice", X1, slice(3, 1)),
+    index("empty_slice_2d", X2, (slice(None), slice(2, 2))),
+    index("empty_neg_step", X1, slice(1, 3, -1)),
+    index("newaxis", X1, (None, slice(None), None)),
+    index("newaxis_mid", X2, (slice(None), None, 0)),
+    index("ellipsis", X3, (Ellipsis, 1)),
+    index("ellipsis_newaxis", X3, (0, Ellipsis, None)),
+    index("ellipsis_only", X2, Ellipsis),
+    index("ellipsis_mid", X3, (1, Ellipsis, slice(None, None, -1))),
+    index("empty_tuple_0d", X0, ()),
+    index("ellipsis_0d", X0, Ellipsis),
+    index("newaxis_0d", X0, None),
+    index("slice_on_empty", np.zeros((0, 3)), (slice(None), 1)),
+    index("int_dtype", I2, (slice(1, None), -1)),
+    index("bool_dtype", B2, (1, slice(None, None, -1))),
+    index("float32", F32, (slice(None, None, 2), slice(1, 4))),
+    # --- advanced indexing with concrete arrays / lists ----------------------------------
+    index("int_array", X1, np.array([2, 0, -1])),
+    index("int_array_2d_index", X2, np.array([[0, 1], [3, 2]])),
+    index("int32_array", X2, np.array([1, 0], dtype=i32)),
+    index("list", X2, [1, 1, 0]),
+    index("empty_list", X1, []),
+    index("adv_pair", X2, ([0, 2], [1, -1])),
+    index("adv_broadcast", X2, (np.array([[0], [2]]), np.array([0, 1, 2]))),
+    index("adv_separated", X3, ([0, 1], slice(None), [2, 0])),
+    index("adv_adjacent", X3, (slice(None), [0, 2], [1, 3])),
+    index("adv_int_separated", X3, (0, slice(None), [0, 1])),
+    index("adv_int_adjacent", X3, (slice(None), 1, [0, 3])),
+    index("adv_newaxis_separated", X3, ([0], None, [0])),
+    index("adv_neg_step", X2, (slice(None, None, -1), [0, 2])),
+    index("adv_step_slice_3d", X3, (slice(None), slice(None, None, 2), np.array([[3, 0]]))),
+    index("adv_ellipsis", X3, (Ellipsis, [1, 1, 0])),
+    index("adv_int_dtype", I2, ([3, 0], slice(None, 2))),
+    index("adv_bool_dtype", B2, (slice(None), [3, 0, 3])),
+    index("adv_float32", F32, [2, 0]),
+    index("adv_0d_array", X2, (np.array(1), np.array(2))),
+    # --- concrete boolean masks ----------------------------------------------------------
+    index("mask_1d", X1, np.array([True, False, True, True, False, True])),
+    index("mask_2d", X2, X2 > 0),
+    index("mask_axis1", X3, (slice(None), np.array([True, False, True]))),
+    index("mask_list", X2, [False, True, True, False]),
+    index("mask_all_false", X1, np.zeros(6, bool)),
+    index("mask_scalar_true", X2, True),
+    index("mask_scalar_false", X2, False),
+    index("mask_scalar_0d", X0, np.array(True)),
+    index("mask_with_int_array", X2, (np.array([True, False, True, False]), [0, 2])),
+    index("mask_bool_dtype", B2, B2),
+    # --- traced indices (arguments of the row) -------------------------------------------
+    index_traced("traced_int", lambda i: i, X2, np.int64(-1)),
+    index_traced("traced_int_slice", lambda i: (i, slice(1, 3)), X2, np.int64(2)),
+    index_traced("traced_int32", lambda i: (slice(None), i), X2, np.int32(1)),
+    index_traced("traced_two_ints", lambda i, j: (i, j), X2, np.int64(3), np.int64(-3)),
+    index_traced("traced_int_step", lambda i: (slice(None, None, -2), i), X3, np.int64(-1)),
+    index_traced("traced_int_newaxis", lambda i: (None, Ellipsis, i), X3, np.int64(2)),
+    index_traced("traced_array", lambda i: i, X1, np.array([2, 0, -1])),
+    index_traced("traced_array_axis1", lambda i: (slice(None), i), X2, np.array([2, 2, -3, 0])),
+    index_traced("traced_array_pair", lambda i, j: (i, j), X2, np.array([0, 3]), np.array([[1], [2]])),
+    index_traced("traced_array_separated", lambda i: (i, slice(None), 0), X3, np.array([1, 0, 1])),
+    index_traced("traced_int_and_array", lambda i, j: (i, slice(None), j), X3, np.int64(1), np.array([0, 3])),
+    index_traced("traced_array_neg_step", lambda i: (slice(None, None, -1), i), X2, np.array([1, -1])),
+    index_traced("traced_array_2d", lambda i: i, X2, np.array([[0, 1], [3, 2]])),
+    index_traced("traced_in_list", lambda i: [i, 0, i], X1, np.int64(4)),
+    index_traced("traced_with_mask", lambda i: (np.array([True, False, True, True]), i), X2, np.array([0, 1, 2])),
+    index_traced("traced_int_dtype", lambda i: (i, Ellipsis), I2, np.array([3, 1])),
+    index_traced("traced_bool_dtype", lambda i: (slice(None), i), B2, np.int64(-2)),
+    # --- at[].set -------------------------------------------------------------------------
+    at("set", "int", X1, 2, np.float64(7.5)),
+    at("set", "neg_int", X1, -1, np.float64(7.5)),
+    at("set", "row_broadcast", X2, 1, rand(3)),
+    at("set", "slice", X1, slice(1, 4), rand(3)),
+    at("set", "slice_step", X1, slice(0, None, 2), rand(3)),
+    at("set", "neg_step", X2, (slice(None, None, -2), 1), rand(2)),
+    at("set", "neg_step_unit", X2, (slice(None, None, -1), slice(1, None)), rand(4, 2)),
+    at("set", "empty_slice", X2, slice(2, 2), rand(3)),
+    at("set", "newaxis_ellipsis", X3, (None, Ellipsis, 1), rand(1, 2, 3)),
+    at("set", "leading_ones", X2, 0, rand(1, 1, 3)),
+    at("set", "int_array", X1, np.array([4, 0, -2]), rand(3)),
+    at("set", "adv_pair", X2, ([0, 2], [1, -1]), rand(2)),
+    at("set", "adv_separated", X3, ([0, 1], slice(None), [2, 0]), rand(2, 3)),
+    at("set", "adv_slice_step", X3, (slice(None), slice(None, None, 2), [3, 0]), rand(2, 2, 2)),
+    at("set", "mask", X2, X2 > 0, np.float64(0.0)),
+    at("set", "mask_scalar", X2, True, rand(1, 4, 3)),
+    at("set", "duplicates", X1, [1, 1, 3], rand(3), tags=DUP_SET),
+    at("set", "0d", X0, (), np.float64(-2.0)),
+    at("set", "all", X2, Ellipsis, rand(3)),
+    at_const("set", "int_dtype_cast", I2, (slice(None), 1), 2.7),
+    at_const("set", "bool_dtype", B2, (0, slice(1, 3)), True),
+    at_const("set", "float32_weak", F32, [0, 2], 0.5),
+    at_traced("set", "traced_int", lambda i: i, X2, rand(3), np.int64(-2)),
+    at_traced("set", "traced_int_col", lambda i: (slice(None), i), X2, rand(4), np.int64(1)),
+    at_traced("set", "traced_array", lambda i: i, X1, rand(3), np.array([5, 0, -3])),
+    at_traced("set", "traced_array_2d", lambda i, j: (i, slice(None, None, -1), j), X3, rand(2, 3),
+              np.array([1, 0]), np.array([3, 1])),
+    # --- at[].add / subtract / multiply / divide / power / min / max / get -------------------
+    at("add", "int", X1, 3, np.float64(1.25)),
+    at("add", "slice", X2, (slice(1, 3), slice(None)), rand(2, 3)),
+    at("add", "slice_step", X1, slice(None, None, -2), rand(3)),
+    at("add", "duplicates", X1, [0, 0, 2, 0, -1], rand(5)),
+    at("add", "duplicates_2d", X2, ([1, 1, 0], [2, 2, 2]), rand(3)),
+    at("add", "duplicate_rows", X2, [1, 3, 1], rand(3, 3)),
+    at("add", "adv_separated", X3, ([1, 1], slice(None), [0, 0]), rand(2, 3)),
+    at("add", "mask", X2, X2 < 0, np.float64(10.0)),
+    at("add", "float32", F32, ([0, 0], [4, 4]), rand(2, dtype=f32)),
+    at_const("add", "int_dtype", I2, [0, 0, 3], 5),
+    at_const("add", "bool_dtype", B2, ([0, 0, 2], [1, 1, 3]), True),
+    at_traced("add", "traced_duplicates", lambda i: i, X1, rand(4), np.array([2, 2, -4, 5])),
+    at_traced("add", "traced_int", lambda i: (Ellipsis, i), X3, rand(2, 3), np.int64(-1)),
+    at("subtract", "duplicates", X1, [1, 1, 4], rand(3)),
+    at_const("subtract", "int_dtype", I2, (slice(None), 0), 3),
+    at("multiply", "duplicates", X1, [0, 0, 5], rand(3)),
+    at("multiply", "slice", X2, (slice(None), slice(None, None, 2)), rand(4, 2)),
+    at_traced("multiply", "traced", lambda i: (slice(None), i), X2, rand(4, 2), np.array([0, 0])),
+    at("divide", "duplicates", X1, [3, 3, 0], randpos(3)),
+    at("divide", "slice", X2, 2, randpos(3)),
+    at("power", "int", randpos(5), 1, np.float64(2.5)),
+    at("power", "array", randpos(2, 3), (slice(None), [0, 2]), rand(2, 2)),
+    at("min", "duplicates", X1, [2, 2, 2, 0], rand(4)),
+    at("min", "slice", X2, (slice(None), 0), rand(4)),
+    at_const("min", "int_dtype", I2, ([0, 0, 1], [1, 1, 2]), 0),
+    at("max", "duplicates", X1, [5, 1, 5], rand(3)),
+    at("max", "adv_2d", X3, (slice(None), [0, 0], [1, 1]), rand(2, 2)),
+    at_const("max", "bool_dtype", B2, [0, 0], False),
+    at_traced("max", "traced", lambda i: i, X2, rand(2, 3), np.array([3, 3])),
+    row("at_get/adv", lambda x: fnp.at(x)[[0, 2], ::-1].get(), lambda x: x[[0, 2], ::-1], X2),
+    row("at_get/traced", lambda x, i: fnp.at(x)[i].get(), lambda x, i: x[i], X2, np.int64(-1)),
+    # --- take ----------------------------------------------------------------------------
+    take("flat", X2, [0, 11, -1]),
+    take("flat_scalar", X2, 5),
+    take("axis0", X2, [3, 0, 3], axis=0),
+    take("axis1_2d_indices", X3, np.array([[0, 1], [2, 1]]), axis=1),
+    take("axis_neg", X3, [-1, 0], axis=-1),
+    take("axis_scalar", X3, 2, axis=2),
+    take("empty", X2, [], axis=1),
+    take("wrap", X1, [7, -8, 2], mode="wrap"),
+    take("clip", X2, [-5, 10], axis=0, mode="clip"),
+    take("int_dtype", I2, [2, 2], axis=1),
+    take("bool_dtype", B2, [[1, 0]], axis=0),
+    take("0d", X0, [0, 0]),
+    take_traced("traced_flat", X2, np.array([0, 11, -1])),
+    take_traced("traced_axis1", X3, np.array([[2], [0]]), axis=1),
+    take_traced("traced_scalar", X2, np.int64(-2), axis=0),
+    take_traced("traced_wrap", X1, np.array([7, -8]), mode="wrap"),
+    take_traced("traced_clip", X1, np.array([-1, 9]), mode="clip"),
+    # --- take_along_axis -------------------------------------------------------------------
+    take_along("axis1", X2, np.argsort(X2, axis=1), 1),
+    take_along("axis0", X2, np.array([[3, 0, 1]]), 0),
+    take_along("neg_axis", X3, np.array([[[3, -1]], [[0, 0]]]), -1),
+    take_along("broadcast", X3, np.array([[[1], [0], [3]]]), 2),
+    take_along("none", X3, np.array([23, 0, -1]), None),
+    take_along("static", X2, np.array([[2, 1], [0, 0], [1, 1], [2, 2]]), 1, traced=False),
+    take_along("int_dtype", I2, np.array([[1], [0], [2], [2]]), 1),
+    # --- nonzero family (concrete input only: no traced arguments) ---------------------------
+    row("nonzero/2d", lambda: fnp.nonzero(X2 > 0), lambda: np.nonzero(X2 > 0)),
+    row("nonzero/1d_float", lambda: fnp.nonzero(np.array([0.0, 1.5, 0.0, -2.0])),
+        lambda: np.nonzero(np.array([0.0, 1.5, 0.0, -2.0]))),
+    row("argwhere/3d", lambda: fnp.argwhere(X3 > 0.5), lambda: np.argwhere(X3 > 0.5)),
+    row("argwhere/0d", lambda: fnp.argwhere(X0), lambda: np.argwhere(X0)),
+    row("flatnonzero/2d", lambda: fnp.flatnonzero(I2), lambda: np.flatnonzero(I2)),
+]

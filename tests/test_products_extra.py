@@ -1,0 +1,167 @@
+"""Error messages and staging behaviour of funcgrad.numpy creation, products and
+linalg.norm that the op table cannot express."""
+import re
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad.errors import ConcretizationError
+
+
+# --- products: errors name the function and the shapes ---------------------------------
+def test_matmul_shape_mismatch_names_matmul_and_both_shapes():
+    with pytest.raises(ValueError, match=r"matmul.*\(2, 3\).*\(4, 5\)"):
+        fnp.matmul(np.ones((2, 3)), np.ones((4, 5)))
+
+
+def test_matmul_batch_mismatch():
+    with pytest.raises(ValueError, match=r"matmul.*\(2, 3, 4\).*\(3, 4, 5\)"):
+        fnp.matmul(np.ones((2, 3, 4)), np.ones((3, 4, 5)))
+
+
+def test_matmul_scalar_operand_is_an_error():
+    with pytest.raises(ValueError, match="matmul.*0-d"):
+        fnp.matmul(2.0, np.ones(3))
+
+
+def test_matmul_mismatch_under_tracing():
+    with pytest.raises(ValueError, match="matmul"):
+        fg.make_jaxpr(fnp.matmul)(np.ones((2, 3)), np.ones(4))
+
+
+def test_dot_mismatch():
+    with pytest.raises(ValueError, match=re.escape("dot: shapes (2, 3) and (4,) not aligned: 3 (dim 1) != 4 (dim 0)")):
+        fnp.dot(np.ones((2, 3)), np.ones(4))
+
+
+def test_vdot_inner_tensordot_mismatch():
+    with pytest.raises(ValueError, match="vdot"):
+        fnp.vdot(np.ones(3), np.ones(4))
+    with pytest.raises(ValueError, match="inner"):
+        fnp.inner(np.ones((2, 3)), np.ones(4))
+    with pytest.raises(ValueError, match="tensordot: shape-mismatch"):
+        fnp.tensordot(np.ones((2, 3)), np.ones((4, 5)), 1)
+    with pytest.raises(ValueError, match="tensordot"):
+        fnp.tensordot(np.ones((2, 3)), np.ones((3, 5)), ([1], [0, 1]))
+
+
+@pytest.mark.parametrize("spec, shapes, message", [
+    ("ij,jk->ik", [(2, 3)], "name 2 operands but 1"),
+    ("ij,jk->ik", [(2, 3), (4, 5)], "size of label 'j'"),
+    ("ij->ik", [(2, 3)], "output label 'k'"),
+    ("ij->ii", [(2, 3)], "repeat"),
+    ("i1,j->ij", [(2, 3), (3,)], "invalid subscript character"),
+    ("ijk->i", [(2, 3)], "operand 0 has 2 dimensions"),
+    ("i->i->i", [(2,)], "invalid subscripts"),
+    ("i.j", [(2, 3)], "invalid subscript"),
+    ("...i->i", [(2, 3)], "output needs '...'"),
+])
+def test_einsum_bad_subscripts(spec, shapes, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        fnp.einsum(spec, *[np.ones(s) for s in shapes])
+
+
+def test_einsum_needs_operands_and_a_string():
+    with pytest.raises(ValueError):
+        fnp.einsum("i")
+    with pytest.raises(TypeError, match="subscripts"):
+        fnp.einsum(np.ones(3), [0])
+
+
+def test_cross_bad_dimension():
+    with pytest.raises(ValueError, match="cross.*2 or 3"):
+        fnp.cross(np.ones(4), np.ones(3))
+
+
+def test_dot_rejects_strings():
+    with pytest.raises(TypeError, match="dot"):
+        fnp.dot("ab", np.ones(2))
+
+
+# --- products: eager value types ---------------------------------------------------------
+def test_scalar_results_are_numpy_scalars_like_numpy():
+    v = np.arange(3.0)
+    for f in (fnp.dot, fnp.vdot, fnp.inner, fnp.matmul):
+        assert type(f(v, v)) is np.float64
+    assert type(fnp.einsum("i,i", v, v)) is np.float64
+    assert isinstance(fnp.tensordot(v, v, 1), np.ndarray)  # NumPy gives a 0-d array here
+
+
+def test_matmul_operator_on_tracers():
+    f = lambda a, b: a @ b  # noqa: E731
+    closed = fg.make_jaxpr(f)(np.ones((2, 3)), np.ones((3, 4)))
+    assert "dot_general" in str(closed)
+
+
+# --- creation: staging and errors ---------------------------------------------------------
+@pytest.mark.parametrize("make", [
+    lambda: fnp.zeros((300, 300)), lambda: fnp.eye(300), lambda: fnp.tri(200, 300),
+    lambda: fnp.arange(100000), lambda: fnp.linspace(0, 1, 100000), lambda: fnp.full((50, 50), 3.0),
+])
+def test_creation_stages_no_large_constants(make):
+    closed = fg.make_jaxpr(make)()
+    assert all(np.size(c) <= 1 for c in closed.consts), str(closed)
+    assert len(str(closed)) < 2000
+
+
+def test_eager_creation_is_writable_ndarray():
+    for x in (fnp.zeros(3), fnp.ones((2, 2)), fnp.full(2, 1.0), fnp.eye(2), fnp.arange(3),
+              fnp.linspace(0, 1, 3), fnp.zeros_like(np.ones(2)), fnp.full_like(np.ones(2), 5)):
+        assert type(x) is np.ndarray and x.flags.writeable
+    for x in fnp.meshgrid(np.arange(2), np.arange(3)):
+        assert x.flags.writeable
+
+
+def test_arange_needs_static_bounds():
+    with pytest.raises(ConcretizationError, match="arange"):
+        fg.make_jaxpr(lambda n: fnp.arange(n))(np.int64(3))
+
+
+def test_arange_zero_step():
+    with pytest.raises(ZeroDivisionError):
+        fnp.arange(0, 5, 0)
+
+
+def test_creation_argument_errors():
+    with pytest.raises(ValueError, match="linspace.*non-negative"):
+        fnp.linspace(0, 1, -1)
+    with pytest.raises(ValueError, match="zeros.*negative"):
+        fnp.zeros((2, -1))
+    with pytest.raises(ValueError, match="diag.*1-d or 2-d"):
+        fnp.diag(np.ones((2, 2, 2)))
+    with pytest.raises(ValueError, match="tril"):
+        fnp.tril(np.float64(1.0))
+    with pytest.raises(ValueError, match="meshgrid"):
+        fnp.meshgrid(np.ones(2), indexing="yx")
+    with pytest.raises(TypeError, match="full"):
+        fnp.full(3, "x")
+    with pytest.raises(fg.errors.UnsupportedDtypeError):
+        fnp.zeros(3, dtype=np.float16)
+
+
+def test_linspace_traced_bounds_and_gradient_shape():
+    closed = fg.make_jaxpr(lambda a, b: fnp.linspace(a, b, 4))(1.0, 2.0)
+    out = fg.eval_closed_jaxpr(closed, 1.0, 2.0)[0]
+    np.testing.assert_array_equal(out, np.linspace(1.0, 2.0, 4))
+
+
+# --- linalg.norm ------------------------------------------------------------------------
+@pytest.mark.parametrize("ord", [2, -2, "nuc"])
+def test_norm_svd_orders_not_implemented(ord):
+    with pytest.raises(NotImplementedError, match="SVD"):
+        fnp.linalg.norm(np.ones((2, 2)), ord=ord)
+
+
+def test_norm_errors():
+    with pytest.raises(ValueError, match="vectors"):
+        fnp.linalg.norm(np.ones(3), ord="fro")
+    with pytest.raises(ValueError, match="matrices"):
+        fnp.linalg.norm(np.ones((2, 2)), ord=3)
+    with pytest.raises(ValueError, match="dimensions"):
+        fnp.linalg.norm(np.ones((2, 2, 2)), ord=1)
+    with pytest.raises(ValueError, match="duplicate"):
+        fnp.linalg.norm(np.ones((2, 2)), axis=(0, -2))
+    with pytest.raises(np.exceptions.AxisError):
+        fnp.linalg.norm(np.ones(3), axis=1)
