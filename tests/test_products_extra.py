@@ -165,3 +165,43 @@ def test_norm_errors():
         fnp.linalg.norm(np.ones((2, 2)), axis=(0, -2))
     with pytest.raises(np.exceptions.AxisError):
         fnp.linalg.norm(np.ones(3), axis=1)
+
+
+# --- einsum: differential test against numpy.einsum on random subscripts ----------------
+def _random_einsum_case(rng):
+    sizes = {c: int(rng.integers(1, 4)) for c in "abcde"}
+    ell = tuple(int(d) for d in rng.integers(1, 3, size=rng.integers(0, 3)))
+    use_ell = rng.random() < 0.3
+    terms, ops = [], []
+    for _ in range(int(rng.integers(1, 4))):
+        t = "".join(rng.choice(list("abcde"), size=rng.integers(0, 4)))
+        shape = [sizes[c] for c in t]
+        if use_ell and rng.random() < 0.7:
+            e = tuple(1 if rng.random() < 0.3 else d for d in ell[len(ell) - rng.integers(0, len(ell) + 1):])
+            pos = int(rng.integers(0, len(t) + 1))
+            t, shape = t[:pos] + "..." + t[pos:], shape[:pos] + list(e) + shape[pos:]
+        terms.append(t)
+        ops.append(rng.normal(size=shape))
+    spec = ",".join(terms)
+    if rng.random() < 0.6:  # explicit output: a random subset of the labels, any order
+        labels = sorted(set("".join(terms).replace(".", "")))
+        out = "".join(rng.permutation(labels)[: rng.integers(0, len(labels) + 1)]) if labels else ""
+        if "..." in spec:
+            pos = int(rng.integers(0, len(out) + 1))
+            out = out[:pos] + "..." + out[pos:]
+        spec += "->" + out
+    return spec, ops
+
+
+def test_einsum_matches_numpy_on_random_subscripts():
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        spec, ops = _random_einsum_case(rng)
+        expected = np.einsum(spec, *ops)
+        got = fnp.einsum(spec, *ops)
+        closed = fg.make_jaxpr(lambda *o: fnp.einsum(spec, *o))(*ops)
+        fg.check_jaxpr(closed)
+        staged = fg.eval_closed_jaxpr(closed, *ops)[0]
+        assert type(got) is type(expected) and np.shape(got) == np.shape(expected), spec
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12, err_msg=spec)
+        np.testing.assert_allclose(staged, expected, rtol=1e-12, atol=1e-12, err_msg=spec)

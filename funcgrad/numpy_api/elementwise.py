@@ -8,11 +8,11 @@ fed a harmless operand (e.g. a denominator of 1) instead of the real one.
 
 Deviations from NumPy, by design:
 
-- bool inputs to floating-point functions (``sin``, ``sqrt``, ``rint``, ``arctan2``, ...)
-  give float64 where NumPy gives float16 (funcgrad has no float16);
+- bool inputs to floating-point functions (``sin``, ``sqrt``, ``rint``, ``round``,
+  ``arctan2``, ...) give float64 where NumPy gives float16 (funcgrad has no float16);
 - functions for which NumPy turns bools into int8 (``power``, ``square``,
-  ``reciprocal``, ``floor_divide``, ``remainder``, ``divmod``) raise TypeError for two
-  bool operands: cast to an integer dtype first;
+  ``reciprocal``, ``conj``, ``floor_divide``, ``remainder``, ``divmod``) raise
+  TypeError for bool operands: cast to an integer dtype first;
 - integer division, remainder and reciprocal by zero give 0 without a RuntimeWarning
   (NumPy warns, and its ``reciprocal`` of integer 0 gives the dtype's minimum);
 - under tracing, an integer ``power`` with a traced negative exponent cannot raise
@@ -36,7 +36,6 @@ from funcgrad.numpy_api._util import (
     promote_args_inexact,
     promote_dtypes,
     promote_shapes,
-    result_type,
 )
 
 __all__ = [
@@ -365,7 +364,7 @@ def power(x1, x2, /):
     """
     check_arraylike("power", x1, x2)
     if type(x2) is int:
-        (x1,) = promote_dtypes(x1, x2)[:1]
+        x1 = promote_dtypes(x1, x2)[0]
         _no_bool("power", x1, _INT8_WHY)
         if x2 < 0 and not _is_float(x1):
             raise ValueError("power: integers to negative integer powers are not allowed (like NumPy)")

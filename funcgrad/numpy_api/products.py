@@ -17,7 +17,6 @@ from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
 from funcgrad.numpy_api import _util
 from funcgrad.numpy_api._util import aval_of, shape_of
-from funcgrad.numpy_api.creation import diagonal_2d
 
 __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "cross"]
 

@@ -16,7 +16,7 @@ SUMORDER = dict(rtol=1e-13)
 
 
 def nrow(name, x, **kw):
-    tol = {k: kw.pop(k) for k in ("rtol", "atol") if k in kw}
+    tol = {k: kw.pop(k) for k in ("rtol", "atol", "tags") if k in kw}
     return row(f"linalg.norm/{name}", lambda x: fnp.linalg.norm(x, **kw), lambda x: np.linalg.norm(x, **kw), x, **tol)
 
 
@@ -43,7 +43,7 @@ ROWS = [
     nrow("all_3d", T, **SUMORDER),
     nrow("all_3d_keepdims", T, keepdims=True, **SUMORDER),
     nrow("all_0d", np.float64(-3.0)),
-    nrow("all_empty", rand(0, 3)),
+    nrow("all_empty", rand(0, 3), tags={"no_grad": "the norm of an empty array is 0, where it is not differentiable"}),
     nrow("matrix_fro", M, ord="fro"),
     nrow("matrix_1", M, ord=1),
     nrow("matrix_neg1", M, ord=-1),

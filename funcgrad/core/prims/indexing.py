@@ -189,3 +189,140 @@ def _scatter_abstract_eval(operand, indices, updates, *, kind, mode):
             f"{operand.str_short()} and indices {indices.str_short()}, got {updates.str_short()}"
         )
     return operand.update(weak_type=operand.weak_type and updates.weak_type)
+
+
+# --- autodiff rules -----------------------------------------------------------------------
+# (Kept together at the end of this family file: each block names its primitive.)
+from funcgrad.core import ad_util as ad  # noqa: E402
+from funcgrad.core.ad_util import Zero, is_undefined  # noqa: E402
+from funcgrad.core.primitive import jvp_rules, transpose_rules  # noqa: E402
+from funcgrad.core.trace import get_aval_any  # noqa: E402
+
+
+def _zeros(x_or_aval):
+    aval = x_or_aval if isinstance(x_or_aval, ShapedArray) else get_aval_any(x_or_aval)
+    return ad.zeros_like_aval(aval.strip_weak_type())
+
+
+# dynamic_slice: linear in the operand; the start indices are integers (no tangent).
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    x, *starts = primals
+    ans = dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes)
+    g = tangents[0]
+    return ans, Zero.like(ans) if type(g) is Zero else dynamic_slice_p.bind(g, *starts, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
+    return [dynamic_update_slice_p.bind(_zeros(x.aval), ct, *starts)] + [None] * len(starts)
+
+
+jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
+transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose
+
+
+# dynamic_update_slice: jointly linear in (operand, update).
+def _dynamic_update_slice_jvp(primals, tangents):
+    x, update, *starts = primals
+    ans = dynamic_update_slice_p.bind(x, update, *starts)
+    gx, gu = tangents[:2]
+    if type(gx) is Zero and type(gu) is Zero:
+        return ans, Zero.like(ans)
+    return ans, dynamic_update_slice_p.bind(ad.instantiate(gx), ad.instantiate(gu), *starts)
+
+
+def _dynamic_update_slice_transpose(ct, x, update, *starts):
+    u_aval = update.aval if is_undefined(update) else get_aval_any(update)
+    ct_x = dynamic_update_slice_p.bind(ct, _zeros(u_aval), *starts) if is_undefined(x) else None
+    ct_u = dynamic_slice_p.bind(ct, *starts, slice_sizes=u_aval.shape) if is_undefined(update) else None
+    return [ct_x, ct_u] + [None] * len(starts)
+
+
+jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
+transpose_rules[dynamic_update_slice_p] = _dynamic_update_slice_transpose
+
+
+# gather: linear in the operand (filled positions have zero tangent).
+def _gather_jvp(primals, tangents, *, mode, fill_value=None):
+    operand, indices = primals
+    ans = gather_p.bind(operand, indices, mode=mode, fill_value=fill_value)
+    g = tangents[0]
+    if type(g) is Zero:
+        return ans, Zero.like(ans)
+    return ans, gather_p.bind(g, indices, mode=mode, fill_value=0)
+
+
+def _gather_transpose(ct, operand, indices, *, mode, fill_value=None):
+    # Every gathered row sends its cotangent back: a scatter-add; rows that were filled
+    # (out of range) drop theirs.
+    ct_op = scatter_p.bind(_zeros(operand.aval), indices, ct, kind="add", mode="clip" if mode == "clip" else "drop")
+    return [ct_op, None]
+
+
+jvp_rules[gather_p] = _gather_jvp
+transpose_rules[gather_p] = _gather_transpose
+
+
+def _gather_back(x, indices, mode):
+    return gather_p.bind(x, indices, mode="clip" if mode == "clip" else "fill", fill_value=0)
+
+
+def _scatter_jvp(primals, tangents, *, kind, mode):
+    operand, indices, updates = primals
+    ans = scatter_p.bind(operand, indices, updates, kind=kind, mode=mode)
+    g_op, _, g_up = tangents
+    if type(g_op) is Zero and type(g_up) is Zero:
+        return ans, Zero.like(ans)
+    g_op, g_up = ad.instantiate(g_op), ad.instantiate(g_up)
+    if kind in ("add", "set"):
+        # Linear in (operand, updates). For "set" with duplicate indices the winning
+        # update is implementation-defined; the tangent follows the same rule.
+        return ans, scatter_p.bind(g_op, indices, g_up, kind=kind, mode=mode)
+    if kind == "mul":
+        # ans = x * P with P = prod of the updates hitting each position:
+        # d ans = gx * P + x * P * sum(g_u / u)   (updates equal to zero are not supported)
+        ones = lax.broadcast_in_dim(np.ones((), get_aval_any(operand).dtype), get_aval_any(operand).shape, ())
+        prod_up = scatter_p.bind(ones, indices, updates, kind="mul", mode=mode)
+        rel = scatter_p.bind(_zeros(operand), indices, lax.div(g_up, updates), kind="add", mode=mode)
+        return ans, lax.add(lax.mul(g_op, prod_up), lax.mul(ans, rel))
+    # min / max: the tangent of whichever candidates attain the result, averaged on ties.
+    dtype = get_aval_any(operand).dtype
+    from_x = lax.convert_element_type(lax.eq(ans, operand), dtype)
+    won = lax.convert_element_type(lax.eq(_gather_back(ans, indices, mode), updates), dtype)
+    num = lax.add(lax.mul(g_op, from_x), scatter_p.bind(_zeros(operand), indices, lax.mul(g_up, won), kind="add", mode=mode))
+    count = lax.add(from_x, scatter_p.bind(_zeros(operand), indices, won, kind="add", mode=mode))
+    return ans, lax.div(num, count)
+
+
+def _scatter_transpose(ct, operand, indices, updates, *, kind, mode):
+    if kind not in ("add", "set"):
+        raise NotImplementedError(f"scatter kind={kind!r} is not linear and has no transpose")
+    u_aval = updates.aval if is_undefined(updates) else get_aval_any(updates)
+    ct_op = ct_up = None
+    if is_undefined(operand):
+        # "set" overwrites: positions written by an update get no cotangent from ct.
+        ct_op = ct if kind == "add" else scatter_p.bind(ct, indices, _zeros(u_aval), kind="set", mode=mode)
+    if is_undefined(updates):
+        ct_up = _gather_back(ct, indices, mode)
+        if kind == "set":
+            ct_up = lax.select(_set_winners(indices, u_aval, ct, mode), ct_up, _zeros(u_aval))
+    return [ct_op, None, ct_up]
+
+
+def _set_winners(indices, u_aval, ct, mode):
+    """Mask (broadcast to the updates' shape) of the updates that a "set" scatter keeps:
+    with duplicate indices the last one wins, as in NumPy's fancy assignment."""
+    idx_aval = get_aval_any(indices)
+    k, batch = idx_aval.shape[-1], idx_aval.shape[:-1]
+    space = get_aval_any(ct).shape[:k]
+    row_ids = lax.iota(np.int64, batch, 0) if batch else np.zeros((), np.int64)
+    if len(batch) > 1:  # number the rows in row-major order
+        row_ids = lax.reshape(lax.iota(np.int64, (int(np.prod(batch)),), 0), batch)
+    marker = scatter_p.bind(lax.broadcast_in_dim(np.asarray(-1, np.int64), space, ()), indices, row_ids, kind="set", mode=mode)
+    won = lax.eq(gather_p.bind(marker, indices, mode="clip" if mode == "clip" else "fill", fill_value=-2), row_ids)
+    return lax.broadcast_in_dim(won, u_aval.shape, tuple(range(len(batch))))
+
+
+jvp_rules[scatter_p] = _scatter_jvp
+transpose_rules[scatter_p] = _scatter_transpose
+
+from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)
