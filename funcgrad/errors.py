@@ -13,6 +13,8 @@ __all__ = [
     "UnexpectedTracerError",
     "LoweringError",
     "UnsupportedDtypeError",
+    "DataDependentShapeError",
+    "NonConcreteBooleanIndexError",
 ]
 
 
@@ -30,6 +32,14 @@ class TracerIntegerConversionError(ConcretizationError):
 
 class TracerArrayConversionError(ConcretizationError):
     """``numpy.asarray(x)`` on a traced value."""
+
+
+class DataDependentShapeError(ConcretizationError):
+    """An operation whose output *shape* depends on traced values (nonzero, masks)."""
+
+
+class NonConcreteBooleanIndexError(DataDependentShapeError):
+    """``x[mask]`` with a traced boolean ``mask``: the result size is not known."""
 
 
 class UnexpectedTracerError(Exception):

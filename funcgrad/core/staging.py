@@ -14,6 +14,7 @@ from funcgrad.core.avals import ShapedArray, get_aval, is_python_scalar
 from funcgrad.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from funcgrad.core.source_info import user_frame
 from funcgrad.core.trace import Trace, Tracer, abstract_eval, new_main
+from funcgrad.core.typecheck import check_jaxpr, debug_checks_enabled
 
 
 class JaxprTracer(Tracer):
@@ -121,7 +122,10 @@ def trace_to_jaxpr(fun_flat, in_avals) -> tuple[Jaxpr, list]:
         in_tracers = [builder.new_tracer(trace, a) for a in in_avals]
         outs = fun_flat(*in_tracers)
         out_tracers = [_to_tracer(trace, o) for o in outs]
-        return builder.build(in_tracers, out_tracers)
+        jaxpr, consts = builder.build(in_tracers, out_tracers)
+    if debug_checks_enabled():
+        check_jaxpr(jaxpr)
+    return jaxpr, consts
 
 
 def _to_tracer(trace: JaxprTrace, x):

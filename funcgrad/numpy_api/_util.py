@@ -111,21 +111,97 @@ def _convert(x, dtype):
     return x if x.dtype == dtype else x.astype(dtype)
 
 
+# --- the promotion fast path -------------------------------------------------------------
+# Every funcgrad.numpy call promotes its arguments, so this is the eager hot path: a
+# cheap (dtype, weak, shape) signature per argument, memoised dtype promotion and
+# memoised broadcast shapes; arrays that already agree pass through untouched.
+
+_SUPPORTED = frozenset(dtypes.SUPPORTED)
+_PY_SCALAR_SIG = {float: (dtypes.float64, True), int: (dtypes.int64, True), bool: (dtypes.bool_, True)}
+
+
+def _signature(x):
+    """(dtype, weak, shape) of an array-like, or None if it must go through asarray."""
+    t = type(x)
+    if t is np.ndarray or isinstance(x, np.generic):
+        dt = x.dtype
+        if dt not in _SUPPORTED:
+            dtypes.canonicalize(dt, what="argument")  # raises with a clear message
+        return dt, False, x.shape
+    if isinstance(x, Tracer):
+        a = x.aval
+        return a.dtype, a.weak_type, a.shape
+    py = _PY_SCALAR_SIG.get(t)
+    if py is not None:
+        return py[0], py[1], ()
+    return None
+
+
+def _prepare(fname: str, args):
+    """Arguments as arrays/tracers/Python scalars plus their signatures."""
+    sigs = []
+    out = list(args)
+    for i, x in enumerate(args):
+        sig = _signature(x)
+        if sig is None:
+            try:
+                out[i] = x = asarray(x, fname=fname)
+            except TypeError as e:  # name the argument; keep the error's own type
+                raise type(e)(f"{fname}: argument {i} of type {type(x).__name__}: {e}") from None
+            sig = _signature(x)
+        sigs.append(sig)
+    return out, sigs
+
+
+_dtype_cache: dict = {}
+
+
+def _promoted_dtype(sigs) -> np.dtype:
+    key = tuple((s[0], s[1]) for s in sigs)
+    dt = _dtype_cache.get(key)
+    if dt is None:
+        dt = _dtype_cache[key] = dtypes.result_type(*key)[0]
+    return dt
+
+
+def _convert_all(args, sigs, dtype):
+    return [
+        a if s[0] == dtype and not (s[1] and not isinstance(a, Tracer)) else _convert(a, dtype)
+        for a, s in zip(args, sigs)
+    ]
+
+
+_shape_cache: dict = {}
+
+
+def _broadcast_all(fname, args, shapes):
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return args
+    key = tuple(shapes)
+    shape = _shape_cache.get(key)
+    if shape is None:
+        shape = _shape_cache[key] = broadcast_shapes(fname, *shapes)
+    return [a if s == shape else lax.broadcast_to_rank(a, shape) for a, s in zip(args, shapes)]
+
+
 def promote_dtypes(*args):
     """Convert all arguments to their common NumPy-2 result dtype."""
+    args, sigs = _prepare("promote_dtypes", args)
     if len(args) == 1:
-        return [asarray(args[0])]
-    dtype = result_type(*args)
-    return [_convert(a, dtype) for a in args]
+        a = args[0]
+        return [np.asarray(a, sigs[0][0]) if is_python_scalar(a) else a]
+    return _convert_all(args, sigs, _promoted_dtype(sigs))
 
 
 def promote_dtypes_inexact(*args, fname: str = ""):
     """Like promote_dtypes, then ints/bools become float64 (NumPy's float ufunc loops;
     note NumPy would use float16 for bool, which funcgrad does not support)."""
-    dtype = result_type(*args)
+    args, sigs = _prepare(fname or "promote_dtypes_inexact", args)
+    dtype = _promoted_dtype(sigs)
     if dtype.kind != "f":
         dtype = dtypes.default_float
-    return [_convert(a, dtype) for a in args]
+    return _convert_all(args, sigs, dtype)
 
 
 def broadcast_shapes(fname: str, *shapes) -> tuple:
@@ -145,22 +221,22 @@ def broadcast_to(x, shape):
 
 
 def promote_shapes(fname: str, *args):
-    shapes = [aval_of(a).shape for a in args]
-    if all(s == shapes[0] for s in shapes):
-        return list(args)
-    shape = broadcast_shapes(fname, *shapes)
-    return [broadcast_to(a, shape) for a in args]
+    return _broadcast_all(fname, list(args), [aval_of(a).shape for a in args])
 
 
 def promote_args(fname: str, *args):
     """Check, promote dtypes and broadcast shapes: ready for a strict primitive."""
-    check_arraylike(fname, *args)
-    return promote_shapes(fname, *promote_dtypes(*args))
+    args, sigs = _prepare(fname, args)
+    dtype = _promoted_dtype(sigs) if len(args) > 1 else sigs[0][0]
+    return _broadcast_all(fname, _convert_all(args, sigs, dtype), [s[2] for s in sigs])
 
 
 def promote_args_inexact(fname: str, *args):
-    check_arraylike(fname, *args)
-    return promote_shapes(fname, *promote_dtypes_inexact(*args, fname=fname))
+    args, sigs = _prepare(fname, args)
+    dtype = _promoted_dtype(sigs)
+    if dtype.kind != "f":
+        dtype = dtypes.default_float
+    return _broadcast_all(fname, _convert_all(args, sigs, dtype), [s[2] for s in sigs])
 
 
 def canonicalize_axis(axis, ndim: int, fname: str = "") -> int:

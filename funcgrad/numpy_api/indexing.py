@@ -29,7 +29,7 @@ import numpy as np
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
 from funcgrad.core.trace import Tracer
-from funcgrad.errors import ConcretizationError
+from funcgrad.errors import DataDependentShapeError, NonConcreteBooleanIndexError
 from funcgrad.numpy_api import _util
 
 __all__ = ["take", "take_along_axis", "nonzero", "argwhere", "flatnonzero", "at"]
@@ -44,12 +44,6 @@ _VALID_INDEX_MSG = (
 _ARRAY_DTYPE_MSG = "arrays used as indices must be of integer (or boolean) type"
 
 
-class DataDependentShapeError(ConcretizationError):
-    """An operation whose output *shape* depends on traced values (nonzero, masks)."""
-
-
-class NonConcreteBooleanIndexError(DataDependentShapeError):
-    """``x[mask]`` with a traced boolean ``mask``: the result size is not known."""
 
 
 def _mask_error(mask) -> NonConcreteBooleanIndexError:

@@ -29,6 +29,7 @@ from funcgrad.core.ir import Jaxpr, Literal
 from funcgrad.core.primitive import jvp_rules, missing_rule, transpose_rules
 from funcgrad.core.staging import JaxprBuilder, JaxprTrace
 from funcgrad.core.trace import Trace, Tracer, full_raise, get_aval_any, new_main
+from funcgrad.core.typecheck import check_jaxpr, debug_checks_enabled
 
 
 # --- forward mode --------------------------------------------------------------------
@@ -119,6 +120,8 @@ def linearize_flat(f_flat, primals):
         primals_out, tangents_out = jvp_flat(f_flat, primals, tangents)
         out_tracers = [full_raise(lin_trace, instantiate(t)) for t in tangents_out]
         jaxpr, consts = builder.build(tangent_in, out_tracers)
+    if debug_checks_enabled():
+        check_jaxpr(jaxpr)
     out_avals = [tangent_aval(get_aval_any(p)) for p in primals_out]
     return primals_out, LinearFunction(jaxpr, consts, in_avals, out_avals)
 

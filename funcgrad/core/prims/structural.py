@@ -26,11 +26,20 @@ broadcast_in_dim_p = Primitive("broadcast_in_dim")
 
 @broadcast_in_dim_p.def_impl
 def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions):
+    # A read-only zero-stride view, like numpy.broadcast_to, but built directly: this is
+    # on the eager hot path of every op that mixes a scalar with an array.
     x = np.asarray(x)
+    if x.flags.c_contiguous:
+        strides = [0] * len(shape)
+        for i, d in enumerate(broadcast_dimensions):
+            if x.shape[i] != 1:
+                strides[d] = x.strides[i]
+        view = np.ndarray(shape, x.dtype, x, 0, tuple(strides))
+        view.flags.writeable = False
+        return view
     expanded = [1] * len(shape)
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = x.shape[i]
-    # A read-only view, like numpy.broadcast_to: no copy for the common scalar case.
     return np.broadcast_to(x.reshape(expanded), shape)
 
 
