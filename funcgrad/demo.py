@@ -39,7 +39,17 @@ def main() -> None:
     print(f"   eval_jaxpr(...) = {val!r}  (eager: {ll!r})")
     print()
 
-    print("4. Python control flow on traced values is caught with a pointer to your line")
+    print("4. Exact derivatives: grad, and grad of grad, of the same function")
+    d_mu = fg.grad(gaussian_log_likelihood)(0.5, np.log(1.5), x)
+    d2_mu = fg.grad(fg.grad(gaussian_log_likelihood))(0.5, np.log(1.5), x)
+    print(f"   d/dmu  log-likelihood = {d_mu!r}   (analytic: {np.sum(x - 0.5) / 1.5**2!r})")
+    print(f"   d2/dmu2 log-likelihood = {d2_mu!r}   (analytic: {-len(x) / 1.5**2!r})")
+    print("   make_jaxpr(grad(f)) is the gradient program itself:")
+    text = str(fg.make_jaxpr(fg.grad(lambda m: fnp.sum(fnp.tanh(m * x))))(0.5))
+    print("   " + text.replace("\n", "\n   "))
+    print()
+
+    print("5. Python control flow on traced values is caught with a pointer to your line")
     try:
         fg.make_jaxpr(lambda v: v if v.sum() > 0 else -v)(x)
     except fg.errors.TracerBoolConversionError as e:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.core.avals import ShapedArray
-from funcgrad.core.primitive import Primitive, jvp_rules, transpose_rules
+from funcgrad.core.primitive import ALLOWED_MISSING, Primitive, allow_missing, jvp_rules, transpose_rules
 from funcgrad.core.trace import get_aval_any
 
 
@@ -80,6 +80,21 @@ def add_tangents(a, b):
     return lax.add(a, b)
 
 
+NONLINEAR = "not linear in any input: a linearized program only holds its (linear) tangent operations"
+ZERO_TANGENT = "piecewise constant: its tangent is zero, so it never appears in a linear program"
+
+
+def nonlinear(prim: Primitive) -> None:
+    """Record that ``prim`` has no transpose rule because it is not linear."""
+    if prim not in transpose_rules:
+        allow_missing("transpose", prim, NONLINEAR)
+
+
+def deftranspose(prim: Primitive, rule) -> None:
+    transpose_rules[prim] = rule
+    ALLOWED_MISSING["transpose"].pop(prim.name, None)
+
+
 def _bind(prim, args, params):
     return prim.bind(*args, **params)
 
@@ -98,6 +113,7 @@ def defjvp(prim: Primitive, *partials) -> None:
         return ans, out
 
     jvp_rules[prim] = rule
+    nonlinear(prim)
 
 
 def defjvp_zero(prim: Primitive) -> None:
@@ -110,6 +126,7 @@ def defjvp_zero(prim: Primitive) -> None:
         return ans, Zero.like(ans)
 
     jvp_rules[prim] = rule
+    allow_missing("transpose", prim, ZERO_TANGENT)
 
 
 def deflinear(prim: Primitive, transpose=None) -> None:
@@ -124,10 +141,4 @@ def deflinear(prim: Primitive, transpose=None) -> None:
 
     jvp_rules[prim] = rule
     if transpose is not None:
-        transpose_rules[prim] = transpose
-
-
-def linear_in(prim: Primitive, argnum: int, transpose) -> None:
-    """Register ``transpose`` for an op linear in argument ``argnum`` only."""
-    transpose_rules[prim] = transpose
-
+        deftranspose(prim, transpose)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.core.avals import ShapedArray
+from funcgrad.core import ad_util as ad
 from funcgrad.core.ad_util import defjvp, is_undefined
 from funcgrad.core.primitive import Primitive, transpose_rules
 from funcgrad.core.prims._checks import check_axes, check_kind
@@ -105,6 +106,6 @@ defjvp(
     lambda g, ans, x, y, *, dimension_numbers: lax.dot_general(g, y, dimension_numbers),
     lambda g, ans, x, y, *, dimension_numbers: lax.dot_general(x, g, dimension_numbers),
 )
-transpose_rules[dot_general_p] = _dot_general_transpose
+ad.deftranspose(dot_general_p, _dot_general_transpose)
 
 from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)

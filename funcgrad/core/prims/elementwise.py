@@ -151,10 +151,10 @@ sub_p = binop("sub", np.subtract)
 ad.deflinear(sub_p, lambda ct, x, y: _undefined_cts(ct, x, y, lambda c: c, lax.neg))
 mul_p = binop("mul", np.multiply)
 defjvp(mul_p, lambda g, ans, x, y: lax.mul(g, y), lambda g, ans, x, y: lax.mul(x, g))
-transpose_rules[mul_p] = lambda ct, x, y: _undefined_cts(ct, x, y, lambda c: lax.mul(c, y), lambda c: lax.mul(x, c))
+ad.deftranspose(mul_p, lambda ct, x, y: _undefined_cts(ct, x, y, lambda c: lax.mul(c, y), lambda c: lax.mul(x, c)))
 div_p = binop("div", _div)  # floats: IEEE; ints: truncate toward zero, x/0 == 0
 defjvp(div_p, lambda g, ans, x, y: lax.div(g, y), lambda g, ans, x, y: lax.neg(lax.div(lax.mul(g, ans), y)))
-transpose_rules[div_p] = lambda ct, x, y: [lax.div(ct, y), None]  # linear in x only
+ad.deftranspose(div_p, lambda ct, x, y: [lax.div(ct, y), None])  # linear in x only
 rem_p = binop("rem", _rem)  # C fmod: result has the sign of x; ints: x%0 == 0
 defjvp(rem_p, lambda g, ans, x, y: g, lambda g, ans, x, y: lax.neg(lax.mul(g, _trunc(lax.div(x, y)))))
 pow_p = binop("pow", _pow)
@@ -258,7 +258,7 @@ def _select_n_transpose(ct, which, *cases):
 
 
 jvp_rules[select_n_p] = _select_n_jvp
-transpose_rules[select_n_p] = _select_n_transpose
+ad.deftranspose(select_n_p, _select_n_transpose)
 
 
 @select_n_p.def_abstract_eval
@@ -308,7 +308,7 @@ def _convert_element_type_transpose(ct, x, *, new_dtype, weak_type=False):
 
 
 jvp_rules[convert_element_type_p] = _convert_element_type_jvp
-transpose_rules[convert_element_type_p] = _convert_element_type_transpose
+ad.deftranspose(convert_element_type_p, _convert_element_type_transpose)
 
 
 @convert_element_type_p.def_abstract_eval

@@ -217,7 +217,7 @@ def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
 
 
 jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
-transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose
+ad.deftranspose(dynamic_slice_p, _dynamic_slice_transpose)
 
 
 # dynamic_update_slice: jointly linear in (operand, update).
@@ -238,7 +238,7 @@ def _dynamic_update_slice_transpose(ct, x, update, *starts):
 
 
 jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
-transpose_rules[dynamic_update_slice_p] = _dynamic_update_slice_transpose
+ad.deftranspose(dynamic_update_slice_p, _dynamic_update_slice_transpose)
 
 
 # gather: linear in the operand (filled positions have zero tangent).
@@ -259,7 +259,7 @@ def _gather_transpose(ct, operand, indices, *, mode, fill_value=None):
 
 
 jvp_rules[gather_p] = _gather_jvp
-transpose_rules[gather_p] = _gather_transpose
+ad.deftranspose(gather_p, _gather_transpose)
 
 
 def _gather_back(x, indices, mode):
@@ -323,6 +323,6 @@ def _set_winners(indices, u_aval, ct, mode):
 
 
 jvp_rules[scatter_p] = _scatter_jvp
-transpose_rules[scatter_p] = _scatter_transpose
+ad.deftranspose(scatter_p, _scatter_transpose)
 
 from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)

@@ -76,6 +76,7 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
 
 
 jvp_rules[reduce_prod_p] = _reduce_prod_jvp
+ad.nonlinear(reduce_prod_p)
 
 
 def _reduce_chooser_jvp(prim):
@@ -92,6 +93,7 @@ def _reduce_chooser_jvp(prim):
         return ans, lax.div(num, lax.reduce_sum(hitf, axes))
 
     jvp_rules[prim] = rule
+    ad.nonlinear(prim)
 
 
 reduce_max_p = reduction("reduce_max", np.max, "bif")  # on bool: any
@@ -187,6 +189,7 @@ def _cumprod_jvp(primals, tangents, *, axis, reverse=False):
 
 
 jvp_rules[cumprod_p] = _cumprod_jvp
+ad.nonlinear(cumprod_p)
 
 
 def _aval(x):

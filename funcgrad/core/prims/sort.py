@@ -58,5 +58,6 @@ def _aval(x):
 
 
 jvp_rules[sort_p] = _sort_jvp
+ad.nonlinear(sort_p)
 
 from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)
