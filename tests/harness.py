@@ -15,7 +15,7 @@ that read the same rows; ``row.diff`` lists the differentiable argument position
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -38,6 +38,24 @@ class OpRow:
 
 def row(name, fun, ref, *args, **kw) -> OpRow:
     return OpRow(name, fun, ref, tuple(args), **kw)
+
+
+def same(name, fn_name, *args, **kw) -> OpRow:
+    """A row calling ``fnp.<fn_name>`` and ``np.<fn_name>`` with the same static kwargs
+    (``static=dict(axis=0)``)."""
+    import funcgrad.numpy as fnp
+
+    static = kw.pop("static", {})
+    f, g = getattr(fnp, fn_name), getattr(np, fn_name)
+    return row(name, lambda *a: f(*a, **static), lambda *a: g(*a, **static), *args, **kw)
+
+
+def lam(name, fn, *args, **kw) -> OpRow:
+    """A row whose body is written once against a module: ``fn(module, *args)`` is
+    called with ``funcgrad.numpy`` and with ``numpy``."""
+    import funcgrad.numpy as fnp
+
+    return row(name, lambda *a: fn(fnp, *a), lambda *a: fn(np, *a), *args, **kw)
 
 
 _rng = np.random.default_rng(0)

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import funcgrad as fg
-import funcgrad.numpy as fnp
 from funcgrad import tree_util as tu
 
 Point = collections.namedtuple("Point", ["x", "y"])

@@ -9,8 +9,6 @@ Functions are looked up by name at call time, so every method follows its
 """
 from __future__ import annotations
 
-import numpy as np
-
 from funcgrad.core.trace import Tracer
 
 

@@ -13,9 +13,6 @@ applying each primitive's ``transpose`` rule.
 """
 from __future__ import annotations
 
-import numpy as np
-
-from funcgrad.core import pytree
 from funcgrad.core.ad_util import (
     UndefinedPrimal,
     Zero,
@@ -23,7 +20,6 @@ from funcgrad.core.ad_util import (
     instantiate,
     is_differentiable,
     tangent_aval,
-    zeros_like_aval,
 )
 from funcgrad.core.ir import Jaxpr, Literal
 from funcgrad.core.primitive import jvp_rules, missing_rule, transpose_rules
@@ -178,32 +174,7 @@ def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
     return out
 
 
-# --- user-facing helpers used by the API module ------------------------------------------
-
-def check_ct(ct, aval, where: str):
-    ct_aval = get_aval_any(ct)
-    if ct_aval.shape != aval.shape:
-        raise ValueError(f"{where}: cotangent has shape {ct_aval.shape}, expected {aval.shape} (the primal output's shape)")
-    return ct
-
-
-def zeros_for(aval):
-    return zeros_like_aval(aval)
-
-
-def flatten_fun_nokwargs(f, in_tree):
-    out_tree_cell = []
-
-    def flat(*leaves):
-        out = f(*pytree.tree_unflatten(in_tree, leaves))
-        out_leaves, out_tree = pytree.tree_flatten(out)
-        out_tree_cell.append(out_tree)
-        return out_leaves
-
-    return flat, out_tree_cell
-
-
 __all__ = [
     "JVPTrace", "JVPTracer", "jvp_flat", "linearize_flat", "LinearFunction", "backward_pass",
-    "Zero", "UndefinedPrimal", "instantiate", "np",
+    "Zero", "UndefinedPrimal", "instantiate",
 ]

@@ -12,25 +12,12 @@ import numpy as np
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, tangent_aval
 from funcgrad.core.prims.elementwise import stop_gradient_p
+from funcgrad.core.staging import flatten_fun
 from funcgrad.core.trace import get_aval_any
 from funcgrad.transforms.ad import backward_pass, jvp_flat, linearize_flat
 
 
-def _flatten_fun(f, in_tree):
-    out_tree = []
-
-    def flat(*leaves):
-        out = f(*pytree.tree_unflatten(in_tree, leaves))
-        leaves_out, tree = pytree.tree_flatten(out)
-        out_tree.append(tree)
-        return leaves_out
-
-    return flat, out_tree
-
-
 def _check_inputs(fname, leaves):
-    from funcgrad.core.avals import get_aval
-
     for i, x in enumerate(leaves):
         try:
             get_aval_any(x)
@@ -61,7 +48,7 @@ def jvp(fun, primals, tangents):
         if pa.shape != ta.shape:
             raise ValueError(f"jvp: tangent {i} has shape {ta.shape} but its primal has shape {pa.shape}")
         ts.append(t if is_differentiable(pa) else Zero(tangent_aval(pa)))
-    flat, out_tree = _flatten_fun(fun, p_tree)
+    flat, out_tree = flatten_fun(fun, p_tree)
     outs, out_ts = jvp_flat(flat, p_leaves, ts)
     out_ts = [instantiate(t) for t in out_ts]
     return pytree.tree_unflatten(out_tree[0], outs), pytree.tree_unflatten(out_tree[0], out_ts)
@@ -70,7 +57,7 @@ def jvp(fun, primals, tangents):
 def linearize(fun, *primals):
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the linear map."""
     p_leaves, p_tree = pytree.tree_flatten(primals)
-    flat, out_tree = _flatten_fun(fun, p_tree)
+    flat, out_tree = flatten_fun(fun, p_tree)
     outs, lin = linearize_flat(flat, p_leaves)
 
     def f_jvp(*tangents):
@@ -203,7 +190,7 @@ def grad(fun, argnums=0, has_aux=False):
 def linear_transpose(fun, *primals):
     """Transpose of the linear function ``fun`` (at primal shapes ``primals``)."""
     p_leaves, p_tree = pytree.tree_flatten(primals)
-    flat, out_tree = _flatten_fun(fun, p_tree)
+    flat, out_tree = flatten_fun(fun, p_tree)
     _, lin = linearize_flat(flat, p_leaves)
 
     def transposed(ct):

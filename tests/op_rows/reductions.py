@@ -5,8 +5,7 @@ differences are well defined); integer inputs for sort/argsort/argmax are permut
 """
 import numpy as np
 
-import funcgrad.numpy as fnp
-from harness import rand, row
+from harness import lam, rand, same
 
 f32, i32, i64 = np.float32, np.int32, np.int64
 
@@ -38,16 +37,6 @@ NO_GRAD_NAN = {"no_grad": "NaN inputs: finite differences are undefined"}
 NO_GRAD_SORT = {"no_grad": "piecewise; rows exercise ties or NaNs"}
 
 
-def same(name, fn_name, *args, **kw):
-    """A row calling ``fnp.<fn_name>`` and ``np.<fn_name>`` with the same static kwargs."""
-    static = kw.pop("static", {})
-    f, g = getattr(fnp, fn_name), getattr(np, fn_name)
-    return row(name, lambda *a: f(*a, **static), lambda *a: g(*a, **static), *args, **kw)
-
-
-def lam(name, fn, *args, **kw):
-    """A row whose body is written once against a module (fnp or np)."""
-    return row(name, lambda *a: fn(fnp, *a), lambda *a: fn(np, *a), *args, **kw)
 
 
 ROWS = [

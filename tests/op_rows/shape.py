@@ -1,8 +1,7 @@
 """Op-table rows for funcgrad.numpy shape and structure functions."""
 import numpy as np
 
-import funcgrad.numpy as fnp
-from harness import rand, row
+from harness import lam, rand, same
 
 f32, i32, i64 = np.float32, np.int32, np.int64
 
@@ -19,16 +18,6 @@ I32 = rand(2, 3, dtype=i32, low=-5, high=5)
 B2 = rand(3, 4, dtype=bool)
 
 
-def same(name, fn_name, *args, **kw):
-    """A row calling ``fnp.<fn_name>`` and ``np.<fn_name>`` with the same static kwargs."""
-    static = kw.pop("static", {})
-    f, g = getattr(fnp, fn_name), getattr(np, fn_name)
-    return row(name, lambda *a: f(*a, **static), lambda *a: g(*a, **static), *args, **kw)
-
-
-def lam(name, fn, *args, **kw):
-    """A row whose function body is written once against a module (fnp or np)."""
-    return row(name, lambda *a: fn(fnp, *a), lambda *a: fn(np, *a), *args, **kw)
 
 
 ROWS = [

@@ -10,7 +10,7 @@ import numpy as np
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core import ad_util as ad
 from funcgrad.core.ad_util import defjvp, is_undefined
-from funcgrad.core.primitive import Primitive, transpose_rules
+from funcgrad.core.primitive import Primitive
 from funcgrad.core.prims._checks import check_axes, check_kind
 
 dot_general_p = Primitive("dot_general")

@@ -12,7 +12,7 @@ from funcgrad.core import ad_util as ad
 from funcgrad.core import dtypes
 from funcgrad.core.ad_util import Zero, defjvp, defjvp_zero, is_undefined
 from funcgrad.core.avals import ShapedArray
-from funcgrad.core.primitive import jvp_rules, transpose_rules
+from funcgrad.core.primitive import jvp_rules
 from funcgrad.core.primitive import Primitive
 from funcgrad.core.prims._checks import check_kind, check_same, kinds_text
 

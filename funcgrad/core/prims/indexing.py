@@ -195,7 +195,7 @@ def _scatter_abstract_eval(operand, indices, updates, *, kind, mode):
 # (Kept together at the end of this family file: each block names its primitive.)
 from funcgrad.core import ad_util as ad  # noqa: E402
 from funcgrad.core.ad_util import Zero, is_undefined  # noqa: E402
-from funcgrad.core.primitive import jvp_rules, transpose_rules  # noqa: E402
+from funcgrad.core.primitive import jvp_rules  # noqa: E402
 from funcgrad.core.trace import get_aval_any  # noqa: E402
 
 

@@ -7,7 +7,7 @@ import numpy as np
 from funcgrad.core import dtypes
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.ad_util import deflinear, defjvp_zero, is_undefined
-from funcgrad.core.primitive import Primitive, transpose_rules
+from funcgrad.core.primitive import Primitive
 from funcgrad.core.trace import get_aval_any
 from funcgrad.core.prims._checks import check_axes
 
