@@ -22,6 +22,7 @@ from funcgrad.transforms.autodiff import (  # noqa: F401
     vjp,
 )
 from funcgrad import test_util  # noqa: F401
+from funcgrad import scipy  # noqa: F401
 
 
 class ShapeDtypeStruct:

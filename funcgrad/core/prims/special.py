@@ -1,0 +1,1 @@
+"""Special-function primitives (erf, lgamma, digamma, ...). Filled in by the autodiff work."""

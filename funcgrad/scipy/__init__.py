@@ -1,0 +1,2 @@
+"""``funcgrad.scipy``: SciPy-compatible functions built on funcgrad primitives."""
+from funcgrad.scipy import special  # noqa: F401

@@ -1,0 +1,2 @@
+"""``funcgrad.scipy.special`` (filled in by the autodiff work)."""
+__all__: list[str] = []
