@@ -178,6 +178,10 @@ class JaxprPrinter:
             return "(" + "".join(self.param(v, indent) for v in value) + "\n" + " " * (indent + 2) + ")"
         if isinstance(value, np.dtype):
             return value.name
+        if callable(value) and not isinstance(value, type):
+            # Functions carried by custom-rule primitives: name only (addresses would
+            # make the printout unstable).
+            return getattr(value, "__name__", type(value).__name__)
         if isinstance(value, type) and issubclass(value, np.generic):
             return np.dtype(value).name
         return str(value)

@@ -1,0 +1,355 @@
+"""User-defined derivatives and rematerialisation: ``custom_jvp``, ``custom_vjp``,
+``checkpoint``.
+
+Three call primitives carry the user's function (and its staged jaxpr, for printing,
+type checking and later lowering):
+
+- ``custom_jvp_call``: its JVP rule calls the user's rule instead of differentiating
+  the body.
+- ``custom_vjp_call``: its JVP rule runs the user's ``fwd`` and emits a ``custom_lin``
+  whose transpose is the user's ``bwd``. When that ``custom_lin`` is evaluated in pure
+  forward mode (``jvp``, ``jacfwd``, ``hessian``'s outer pass) it differentiates the
+  primal definition instead, so forward mode works (JAX raises here).
+- ``checkpoint_call``: its JVP rule emits a ``custom_lin`` whose only residuals are
+  the inputs; its transpose re-linearizes the function, recomputing intermediates in
+  the backward pass instead of storing them.
+
+``custom_lin(*nonlin, *tangents)`` is linear in ``tangents``; ``jvp_fn`` computes it
+forwards, ``bwd_fn`` gives its transpose. Restriction (as in JAX): the functions must
+not close over traced values; pass them as arguments.
+"""
+from __future__ import annotations
+
+import functools
+
+from funcgrad.core import pytree
+from funcgrad.core.ad_util import Zero, instantiate, is_undefined, tangent_aval
+from funcgrad.core.ir import ClosedJaxpr
+from funcgrad.core.primitive import Primitive, allow_missing, jvp_rules, transpose_rules
+from funcgrad.core.staging import trace_to_jaxpr
+from funcgrad.core.trace import Tracer, get_aval_any, is_eager
+from funcgrad.transforms.ad import jvp_flat, linearize_flat, backward_pass
+
+
+def _avals(xs):
+    return tuple(get_aval_any(x) for x in xs)
+
+
+def _stage(fun_flat, args):
+    jaxpr, consts = trace_to_jaxpr(fun_flat, list(_avals(args)))
+    return ClosedJaxpr(jaxpr, consts)
+
+
+def _call_abstract_eval(*avals, call_jaxpr, **_):
+    return call_jaxpr.out_avals
+
+
+def _call_impl(*args, fun, **_):
+    return fun(*args)
+
+
+def _call_primitive(name):
+    prim = Primitive(name, multiple_results=True)
+    prim.def_impl(_call_impl)
+    prim.def_abstract_eval(_call_abstract_eval)
+    allow_missing("transpose", prim, "not linear: its JVP produces a custom_lin, which is")
+    return prim
+
+
+custom_jvp_call_p = _call_primitive("custom_jvp_call")
+custom_vjp_call_p = _call_primitive("custom_vjp_call")
+checkpoint_call_p = _call_primitive("checkpoint_call")
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+
+
+def _bind_call(prim, fun_flat, args, **params):
+    """Apply a call primitive; eagerly (no transform, no tracers) just call the function."""
+    if is_eager() and not any(isinstance(a, Tracer) for a in args):
+        return fun_flat(*args)
+    return prim.bind(*args, fun=fun_flat, call_jaxpr=_stage(fun_flat, args), **params)
+
+
+# --- custom_lin: a linear map given by a forward function and its transpose ---------------
+
+@custom_lin_p.def_impl
+def _custom_lin_impl(*args, num_nonlin, jvp_fn, bwd_fn, out_avals):
+    return jvp_fn(list(args[:num_nonlin]), list(args[num_nonlin:]))
+
+
+@custom_lin_p.def_abstract_eval
+def _custom_lin_abstract_eval(*avals, num_nonlin, jvp_fn, bwd_fn, out_avals):
+    return list(out_avals)
+
+
+def _custom_lin_jvp(primals, tangents, *, num_nonlin, jvp_fn, bwd_fn, out_avals):
+    # Differentiate the forward map itself (second-order forward mode).
+    params = dict(num_nonlin=num_nonlin, jvp_fn=jvp_fn, bwd_fn=bwd_fn, out_avals=out_avals)
+    if all(type(t) is Zero for t in tangents):
+        out = custom_lin_p.bind(*primals, **params)
+        return out, [Zero(tangent_aval(a)) for a in out_avals]
+
+    def f(*args):
+        return jvp_fn(list(args[:num_nonlin]), list(args[num_nonlin:]))
+
+    return jvp_flat(f, list(primals), list(tangents))
+
+
+def _custom_lin_transpose(cts, *args, num_nonlin, jvp_fn, bwd_fn, out_avals):
+    nonlin = list(args[:num_nonlin])
+    cts = [instantiate(c) for c in cts]
+    cts_in = bwd_fn(nonlin, cts)
+    return [None] * num_nonlin + [c if is_undefined(a) else None for c, a in zip(cts_in, args[num_nonlin:])]
+
+
+jvp_rules[custom_lin_p] = _custom_lin_jvp
+transpose_rules[custom_lin_p] = _custom_lin_transpose
+
+
+def _emit_lin(nonlin, tangents, jvp_fn, bwd_fn, out_avals):
+    if all(type(t) is Zero for t in tangents):
+        return [Zero(a) for a in out_avals]
+    tangents = [instantiate(t) for t in tangents]
+    return custom_lin_p.bind(*nonlin, *tangents, num_nonlin=len(nonlin), jvp_fn=jvp_fn, bwd_fn=bwd_fn, out_avals=tuple(out_avals))
+
+
+def _jvp_of(fun):
+    """Forward map of ``fun``: (primals, tangents) -> output tangents (flat lists)."""
+
+    def jvp_fn(primals, tangents):
+        return [instantiate(t) for t in jvp_flat(fun, primals, tangents)[1]]
+
+    jvp_fn.__name__ = f"jvp({getattr(fun, '__name__', 'fun')})"
+    return jvp_fn
+
+
+# --- custom_jvp ---------------------------------------------------------------------------
+
+def _custom_jvp_call_jvp(primals, tangents, *, fun, call_jaxpr, jvp):
+    tangents = [instantiate(t) for t in tangents]
+    out, t_out = jvp(list(primals), tangents)
+    return list(out), list(t_out)
+
+
+jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+
+
+class custom_jvp:
+    """A function with a user-defined JVP rule (used in forward and reverse mode).
+
+    >>> @custom_jvp
+    ... def f(x):
+    ...     return fnp.log1p(fnp.exp(x))
+    >>> @f.defjvp
+    ... def f_jvp(primals, tangents):
+    ...     (x,), (t,) = primals, tangents
+    ...     return f(x), t * fg.scipy.special.expit(x)
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp = None
+
+    def defjvp(self, jvp):
+        """``jvp(primals, tangents) -> (primal_out, tangent_out)`` (tuples of arguments)."""
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps):
+        """One rule per argument: ``jvps[i](g_i, ans, *primals)`` is argument i's share
+        of the output tangent (``None`` for arguments with no derivative)."""
+
+        def jvp(primals, tangents):
+            ans = self(*primals)
+            out = None
+            for fn, t in zip(jvps, tangents):
+                if fn is None:
+                    continue
+                contrib = fn(t, ans, *primals)
+                out = contrib if out is None else pytree.tree_map(lambda a, b: a + b, out, contrib)
+            if out is None:
+                out = pytree.tree_map(lambda a: a * 0.0, ans)
+            return ans, out
+
+        self.jvp = jvp
+        return jvp
+
+    def __call__(self, *args):
+        if self.jvp is None:
+            raise AttributeError(f"custom_jvp function {self.__name__} has no rule: call .defjvp(rule) first")
+        static, dyn = _split(args, self.nondiff_argnums)
+        leaves, in_tree = pytree.tree_flatten(tuple(dyn))
+        out_tree = []
+
+        def fun_flat(*xs):
+            out = self.fun(*_merge(static, pytree.tree_unflatten(in_tree, xs), self.nondiff_argnums))
+            out_leaves, tree = pytree.tree_flatten(out)
+            out_tree[:] = [tree]
+            return out_leaves
+
+        def jvp_flat_rule(primals, tangents):
+            p = pytree.tree_unflatten(in_tree, primals)
+            t = pytree.tree_unflatten(in_tree, tangents)
+            if self.nondiff_argnums:
+                out, t_out = self.jvp(*[args[i] for i in self.nondiff_argnums], p, t)
+            else:
+                out, t_out = self.jvp(tuple(p), tuple(t))
+            out_leaves, tree = pytree.tree_flatten(out)
+            t_leaves, t_tree = pytree.tree_flatten(t_out)
+            if t_tree != tree:
+                raise TypeError(f"custom_jvp rule of {self.__name__}: tangent output structure {t_tree} != primal output structure {tree}")
+            out_tree[:] = [tree]
+            return out_leaves, [_match_dtype(t, o) for t, o in zip(t_leaves, out_leaves)]
+
+        outs = _bind_call(custom_jvp_call_p, fun_flat, leaves, jvp=jvp_flat_rule)
+        return pytree.tree_unflatten(out_tree[0], outs)
+
+
+def _match_dtype(t, o):
+    from funcgrad.core import lax_api as lax
+
+    ta, oa = get_aval_any(t), get_aval_any(o)
+    if ta.shape != oa.shape:
+        raise TypeError(f"custom rule: tangent of shape {ta.shape} for an output of shape {oa.shape}")
+    return t if ta.dtype == oa.dtype or oa.dtype.kind != "f" else lax.convert_element_type(t, oa.dtype)
+
+
+def _split(args, nondiff):
+    static = {i: args[i] for i in nondiff}
+    return static, [a for i, a in enumerate(args) if i not in static]
+
+
+def _merge(static, dyn, nondiff):
+    it = iter(dyn)
+    n = len(static) + len(dyn)
+    return [static[i] if i in static else next(it) for i in range(n)]
+
+
+# --- custom_vjp ---------------------------------------------------------------------------
+
+def _custom_vjp_call_jvp(primals, tangents, *, fun, call_jaxpr, fwd, bwd):
+    out, res = fwd(list(primals))
+    n_res = len(res)
+
+    def bwd_fn(nonlin, cts):
+        return bwd(nonlin[len(primals):], cts)
+
+    lin_tangents = _emit_lin(list(primals) + list(res), list(tangents), _forward_through_primal(fun, len(primals)), bwd_fn,
+                             [tangent_aval(a) for a in _avals(out)])
+    del n_res
+    return list(out), lin_tangents
+
+
+def _forward_through_primal(fun, num_primals):
+    """Forward mode through a custom_vjp function: differentiate its primal definition
+    (the residuals are constants to it)."""
+    inner = _jvp_of(fun)
+
+    def jvp_fn(nonlin, tangents):
+        return inner(nonlin[:num_primals], tangents)
+
+    jvp_fn.__name__ = inner.__name__
+    return jvp_fn
+
+
+jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+
+
+class custom_vjp:
+    """A function with a user-defined VJP (``defvjp(fwd, bwd)``).
+
+    ``fwd(*args) -> (out, residuals)``; ``bwd(residuals, ct_out) -> tuple`` with one
+    cotangent per argument. Reverse mode uses them; forward mode (``jvp``, ``jacfwd``,
+    ``hessian``) differentiates the function's own definition.
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+        return self
+
+    def __call__(self, *args):
+        if self.fwd is None:
+            raise AttributeError(f"custom_vjp function {self.__name__} has no rule: call .defvjp(fwd, bwd) first")
+        static, dyn = _split(args, self.nondiff_argnums)
+        nd = [args[i] for i in self.nondiff_argnums]
+        leaves, in_tree = pytree.tree_flatten(tuple(dyn))
+        out_tree, res_tree = [], []
+
+        def fun_flat(*xs):
+            out = self.fun(*_merge(static, pytree.tree_unflatten(in_tree, xs), self.nondiff_argnums))
+            out_leaves, tree = pytree.tree_flatten(out)
+            out_tree[:] = [tree]
+            return out_leaves
+
+        def fwd_flat(primals):
+            out, res = self.fwd(*_merge(static, pytree.tree_unflatten(in_tree, primals), self.nondiff_argnums))
+            out_leaves, tree = pytree.tree_flatten(out)
+            res_leaves, rtree = pytree.tree_flatten(res)
+            out_tree[:] = [tree]
+            res_tree[:] = [rtree]
+            return out_leaves, res_leaves
+
+        def bwd_flat(res_leaves, cts):
+            res = pytree.tree_unflatten(res_tree[0], res_leaves)
+            ct = pytree.tree_unflatten(out_tree[0], cts)
+            cts_in = self.bwd(*nd, res, ct)
+            if not isinstance(cts_in, tuple):
+                raise TypeError(f"custom_vjp bwd of {self.__name__} must return a tuple (one cotangent per argument), got {type(cts_in).__name__}")
+            ct_leaves, ct_tree = pytree.tree_flatten(cts_in)
+            if ct_tree != in_tree:
+                raise TypeError(f"custom_vjp bwd of {self.__name__}: returned structure {ct_tree}, expected {in_tree} (the arguments' structure)")
+            return [_match_dtype(c, x) for c, x in zip(ct_leaves, leaves)]
+
+        outs = _bind_call(custom_vjp_call_p, fun_flat, leaves, fwd=fwd_flat, bwd=bwd_flat)
+        return pytree.tree_unflatten(out_tree[0], outs)
+
+
+# --- checkpoint ---------------------------------------------------------------------------
+
+def _checkpoint_call_jvp(primals, tangents, *, fun, call_jaxpr):
+    out = checkpoint_call_p.bind(*primals, fun=fun, call_jaxpr=call_jaxpr)
+
+    def bwd_fn(nonlin, cts):
+        # Recompute: linearize the function again at its inputs, then transpose.
+        _, lin = linearize_flat(fun, list(nonlin))
+        return [instantiate(c) for c in backward_pass(lin.jaxpr, lin.consts, cts)]
+
+    bwd_fn.__name__ = f"recompute({getattr(fun, '__name__', 'fun')})"
+    return out, _emit_lin(list(primals), list(tangents), _jvp_of(fun), bwd_fn, [tangent_aval(a) for a in call_jaxpr.out_avals])
+
+
+jvp_rules[checkpoint_call_p] = _checkpoint_call_jvp
+
+
+def checkpoint(fun, static_argnums=()):
+    """Rematerialise ``fun`` in reverse mode: its intermediates are recomputed in the
+    backward pass instead of being stored (only its inputs are saved). Also ``remat``."""
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def wrapped(*args):
+        static, dyn = _split(args, static_argnums)
+        leaves, in_tree = pytree.tree_flatten(tuple(dyn))
+        out_tree = []
+
+        def fun_flat(*xs):
+            out = fun(*_merge(static, pytree.tree_unflatten(in_tree, xs), static_argnums))
+            out_leaves, tree = pytree.tree_flatten(out)
+            out_tree[:] = [tree]
+            return out_leaves
+
+        fun_flat.__name__ = getattr(fun, "__name__", "fun")
+        outs = _bind_call(checkpoint_call_p, fun_flat, leaves)
+        return pytree.tree_unflatten(out_tree[0], outs)
+
+    return wrapped
+
+
+remat = checkpoint
