@@ -64,15 +64,30 @@ def is_python_scalar(x) -> bool:
     return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
 
 
+_AVAL_CACHE: dict = {}
+_PY_SCALAR_AVALS = {
+    bool: ShapedArray((), dtypes.bool_, True),
+    int: ShapedArray((), dtypes.int64, True),
+    float: ShapedArray((), dtypes.float64, True),
+}
+
+
 def get_aval(x) -> ShapedArray:
     """Aval of a concrete value (ndarray, NumPy scalar or Python scalar) or a tracer."""
     aval = getattr(x, "aval", None)
     if isinstance(aval, ShapedArray):
         return aval
     if isinstance(x, (np.ndarray, np.generic)):
-        return ShapedArray(x.shape, dtypes.canonicalize(x.dtype, what="array"), False)
+        key = (x.shape, x.dtype)
+        aval = _AVAL_CACHE.get(key)
+        if aval is None:  # avals are immutable, so one object per (shape, dtype) serves all
+            aval = ShapedArray(x.shape, dtypes.canonicalize(x.dtype, what="array"), False)
+            if len(_AVAL_CACHE) > 10_000:
+                _AVAL_CACHE.clear()
+            _AVAL_CACHE[key] = aval
+        return aval
     if is_python_scalar(x):
-        return ShapedArray((), dtypes.python_scalar_dtype(x), True)
+        return _PY_SCALAR_AVALS[type(x)] if type(x) in _PY_SCALAR_AVALS else ShapedArray((), dtypes.python_scalar_dtype(x), True)
     if isinstance(x, numbers.Number):
         raise dtypes.UnsupportedDtypeError(f"{type(x).__name__} values are not supported by funcgrad")
     raise TypeError(

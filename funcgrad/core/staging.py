@@ -32,7 +32,8 @@ class JaxprTracer(Tracer):
 class JaxprBuilder:
     """Collects the equations of one staged function."""
 
-    def __init__(self):
+    def __init__(self, record_source: bool = True):
+        self.record_source = record_source  # look up the user's line for each eqn
         self.eqns: list[Eqn] = []
         self.tracer_to_var: dict[int, Var] = {}
         self.const_tracers: dict[int, JaxprTracer] = {}  # id(value) -> tracer
@@ -108,7 +109,7 @@ class JaxprTrace(Trace):
                 [builder.getvar(t) for t in tracers],
                 [builder.getvar(t) for t in outs],
                 params,
-                user_frame(),
+                user_frame() if builder.record_source else None,
             )
         )
         return outs if primitive.multiple_results else outs[0]

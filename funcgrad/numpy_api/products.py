@@ -138,6 +138,14 @@ def matmul(a, b):
                 "operands, use multiply (*) for scalars"
             )
     x1, y1 = len(xs) == 1, len(ys) == 1
+    if x1 or y1:  # a vector operand: one dot_general, no reshapes (clean IR, cheap eagerly)
+        kx, ky = (0 if x1 else len(xs) - 1), (0 if y1 else len(ys) - 2)
+        if xs[kx] != ys[ky]:
+            raise ValueError(
+                f"matmul: shapes {xs} and {ys} mismatch in the contracted dimension: "
+                f"{xs[kx]} (dim {kx} of operand 0) != {ys[ky]} (dim {ky} of operand 1)"
+            )
+        return _finish(_dot_general(x, y, ((kx,), (ky,))), dtype)
     if x1:
         x, xs = lax.reshape(x, (1,) + xs), (1,) + xs
     if y1:

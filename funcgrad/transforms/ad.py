@@ -31,16 +31,19 @@ from funcgrad.core.typecheck import check_jaxpr, debug_checks_enabled
 # --- forward mode --------------------------------------------------------------------
 
 class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+    __slots__ = ("primal", "tangent", "_aval")
 
     def __init__(self, trace, primal, tangent):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
+        self._aval = None
 
     @property
     def aval(self):
-        return get_aval_any(self.primal)
+        if self._aval is None:  # the primal never changes: compute once
+            self._aval = get_aval_any(self.primal)
+        return self._aval
 
     def full_lower(self):
         # A value with a zero tangent is just its primal to this transform.
@@ -107,7 +110,7 @@ class LinearFunction:
 
 def linearize_flat(f_flat, primals):
     """Run ``f_flat`` at ``primals``; return (primal outputs, LinearFunction)."""
-    builder = JaxprBuilder()
+    builder = JaxprBuilder(record_source=False)  # linear eqns never reach user errors
     in_avals = [tangent_aval(get_aval_any(p)) for p in primals]
     with new_main(JaxprTrace, builder) as lin_main:
         lin_trace = JaxprTrace(lin_main)

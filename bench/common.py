@@ -1,0 +1,49 @@
+"""Shared timing helpers for the benchmarks (never part of the test suite).
+
+Times are medians of repeated calls measured with the calling thread's CPU clock
+(``time.thread_time``), which ignores time the process spends descheduled on this
+shared machine; ratios are taken against NumPy measured in the same run.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+# One BLAS thread for every library, so ratios compare the same amount of hardware.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+
+def median_time(fn, *, repeat=15, min_time=0.05) -> float:
+    """Median seconds per call of ``fn()`` over ``repeat`` batches of at least ``min_time``."""
+    fn()  # warm up
+    n = 1
+    while True:
+        t0 = time.thread_time()
+        for _ in range(n):
+            fn()
+        if time.thread_time() - t0 >= min_time or n >= 1 << 20:
+            break
+        n *= 2
+    samples = []
+    for _ in range(repeat):
+        t0 = time.thread_time()
+        for _ in range(n):
+            fn()
+        samples.append((time.thread_time() - t0) / n)
+    return statistics.median(samples)
+
+
+def fmt(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:8.1f} us"
+    return f"{seconds * 1e3:8.2f} ms"
+
+
+def table(title, rows, baseline):
+    """Print ``rows`` = [(name, seconds)] with ratios against the row named ``baseline``."""
+    base = dict(rows)[baseline]
+    print(f"\n{title}")
+    for name, t in rows:
+        print(f"  {name:34s} {fmt(t)}   {t / base:6.2f}x {baseline}")
