@@ -10,7 +10,6 @@ import funcgrad  # noqa: F401  (declares every primitive)
 from funcgrad.core.primitive import ALLOWED_MISSING, PRIMITIVES, RULE_TABLES
 
 PENDING = {
-    "batch": "vmap issue (#4)",
     "lower": "jit issue (#6)",
 }
 

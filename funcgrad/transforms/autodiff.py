@@ -203,115 +203,122 @@ def linear_transpose(fun, *primals):
     return transposed
 
 
-# --- Jacobians and Hessians (basis loops; vmap replaces these with batching) -------------
+# --- Jacobians and Hessians: one batched jvp / vjp over a basis (vmap, no Python loop) ----
 
-def _std_basis(aval):
-    n = int(np.prod(aval.shape, dtype=np.int64))
-    eye = np.eye(n, dtype=aval.dtype)
-    return [eye[i].reshape(aval.shape) for i in range(n)]
+def _partial_on(fun, args, nums):
+    def partial_f(*diff_args):
+        full = list(args)
+        for a, v in zip(nums, diff_args):
+            full[a] = v
+        return fun(*full)
+
+    return partial_f
 
 
-def _stack_jac(rows, out_shape, in_shape, dtype):
+def _check_float_leaves(fname, leaves):
+    for leaf in leaves:
+        aval = get_aval_any(leaf)
+        if aval.dtype.kind != "f":
+            raise TypeError(f"{fname} requires floating-point inputs, got {aval.str_short()}; convert with .astype(float)")
+
+
+def _basis(avals):
+    """Rows of the identity over all leaves' elements, split per leaf: leaf j gets an
+    array of shape ``(total,) + aval_j.shape``."""
+    sizes = [int(np.prod(a.shape, dtype=np.int64)) for a in avals]
+    total = sum(sizes)
+    dtype = np.result_type(*[a.dtype for a in avals]) if avals else np.float64
+    eye = np.eye(total, dtype=dtype)
+    out, start = [], 0
+    for a, n in zip(avals, sizes):
+        out.append(eye[:, start : start + n].reshape((total,) + a.shape).astype(a.dtype))
+        start += n
+    return out, sizes
+
+
+def _split_rows(y, sizes, row_shapes, tail_first: bool):
+    """``y`` has a leading axis over all basis elements; split it per leaf and put each
+    piece's element axes after (jacfwd) or before (jacrev) ``y``'s own axes."""
     from funcgrad import numpy as fnp
 
-    if not rows:
-        return fnp.zeros(out_shape + in_shape, dtype)
-    return fnp.reshape(fnp.stack(rows, axis=-1), out_shape + in_shape)
+    pieces, start = [], 0
+    y_shape = get_aval_any(y).shape[1:]
+    for n, shape in zip(sizes, row_shapes):
+        part = y[start : start + n]
+        start += n
+        if tail_first:  # rows are input elements: (n, *out) -> (*out, *in)
+            part = fnp.moveaxis(part, 0, -1) if y_shape else part
+            pieces.append(fnp.reshape(part, y_shape + shape))
+        else:  # rows are output elements: (n, *in) -> (*out, *in)
+            pieces.append(fnp.reshape(part, shape + y_shape))
+    return pieces
 
 
 def jacfwd(fun, argnums=0):
-    """Jacobian by forward mode: one jvp per input element. Output pytree of arrays with
-    shape ``out.shape + in.shape``."""
+    """Jacobian by forward mode: one batched jvp over the input basis (``vmap``).
+    Each output leaf gets a Jacobian of shape ``out.shape + in.shape`` per input leaf,
+    arranged like the differentiated arguments."""
 
     def jac_f(*args):
+        from funcgrad.transforms.batching import vmap
+
         single, nums = _argnums_tuple(argnums, len(args), "jacfwd")
-        results = []
-        for a in nums:
-            x = args[a]
-            x_leaves, x_tree = pytree.tree_flatten(x)
-            per_leaf = []
-            for li, leaf in enumerate(x_leaves):
-                aval = get_aval_any(leaf)
-                columns = []
-                for e in _std_basis(aval):
-                    tangents = [np.zeros(get_aval_any(l).shape, get_aval_any(l).dtype) for l in x_leaves]
-                    tangents[li] = e
-                    full_t = [np.zeros_like(np.asarray(v, dtype=float)) if False else _zeros_tree(v) for v in args]
-                    full_t[a] = pytree.tree_unflatten(x_tree, tangents)
-                    _, t_out = jvp(fun, tuple(args), tuple(full_t))
-                    columns.append(t_out)
-                per_leaf.append(_assemble(columns, aval))
-            results.append(pytree.tree_unflatten(x_tree, per_leaf) if len(x_leaves) > 1 or x_tree.node_type is not None else per_leaf[0])
-        return results[0] if single else tuple(results)
+        diff_args = tuple(args[a] for a in nums)
+        in_leaves, in_tree = pytree.tree_flatten(diff_args)
+        _check_float_leaves("jacfwd", in_leaves)
+        avals = [get_aval_any(x) for x in in_leaves]
+        basis, sizes = _basis(avals)
+        partial_f = _partial_on(fun, args, nums)
+
+        def pushfwd(*t_leaves):
+            return jvp(partial_f, diff_args, tuple(pytree.tree_unflatten(in_tree, t_leaves)))[1]
+
+        out = vmap(pushfwd)(*basis)
+        per_out = []
+        out_leaves, out_tree = pytree.tree_flatten(out)
+        for y in out_leaves:
+            pieces = _split_rows(y, sizes, [a.shape for a in avals], tail_first=True)
+            per_arg = pytree.tree_unflatten(in_tree, pieces)
+            per_out.append(per_arg[0] if single else per_arg)
+        return pytree.tree_unflatten(out_tree, per_out)
 
     return jac_f
 
 
-def _zeros_tree(tree):
-    return pytree.tree_map(lambda l: np.zeros(get_aval_any(l).shape, _tangent_dtype(l)), tree)
+def jacrev(fun, argnums=0):
+    """Jacobian by reverse mode: one vjp, pulled back over the output basis (``vmap``)."""
+
+    def jac_f(*args):
+        from funcgrad.transforms.batching import vmap
+
+        single, nums = _argnums_tuple(argnums, len(args), "jacrev")
+        diff_args = tuple(args[a] for a in nums)
+        in_leaves, in_tree = pytree.tree_flatten(diff_args)
+        _check_float_leaves("jacrev", in_leaves)
+        out, vjp_fun = vjp(_partial_on(fun, args, nums), *diff_args)
+        out_leaves, out_tree = pytree.tree_flatten(out)
+        o_avals = [get_aval_any(o).update(dtype=_tangent_dtype(o)) for o in out_leaves]
+        basis, sizes = _basis(o_avals)
+
+        def pullback(*ct_leaves):
+            return vjp_fun(pytree.tree_unflatten(out_tree, ct_leaves))
+
+        cts = vmap(pullback)(*basis)  # tuple over diff args, leaves with a leading axis
+        ct_leaves = pytree.tree_flatten(cts)[0]
+        # ct_leaves[i] has shape (total_out, *in_i.shape); split the rows per output leaf.
+        per_in = [_split_rows(c, sizes, [a.shape for a in o_avals], tail_first=False) for c in ct_leaves]
+        per_out = []
+        for k in range(len(out_leaves)):
+            per_arg = pytree.tree_unflatten(in_tree, [p[k] for p in per_in])
+            per_out.append(per_arg[0] if single else per_arg)
+        return pytree.tree_unflatten(out_tree, per_out)
+
+    return jac_f
 
 
 def _tangent_dtype(leaf):
     dt = get_aval_any(leaf).dtype
-    return dt if dt.kind == "f" else np.float64
-
-
-def _assemble(columns, in_aval):
-    """columns: list (over input elements) of output pytrees -> pytree of jacobians."""
-    if not columns:
-        return None
-    out_leaves_list = [pytree.tree_flatten(c)[0] for c in columns]
-    out_tree = pytree.tree_flatten(columns[0])[1]
-    jacs = []
-    for k in range(len(out_leaves_list[0])):
-        rows = [ol[k] for ol in out_leaves_list]
-        oaval = get_aval_any(rows[0])
-        jacs.append(_stack_jac(rows, oaval.shape, in_aval.shape, oaval.dtype))
-    return pytree.tree_unflatten(out_tree, jacs)
-
-
-def jacrev(fun, argnums=0):
-    """Jacobian by reverse mode: one vjp per output element."""
-
-    def jac_f(*args):
-        from funcgrad import numpy as fnp
-
-        single, nums = _argnums_tuple(argnums, len(args), "jacrev")
-
-        def partial_f(*diff_args):
-            full = list(args)
-            for a, v in zip(nums, diff_args):
-                full[a] = v
-            return fun(*full)
-
-        out, vjp_fun = vjp(partial_f, *[args[a] for a in nums])
-        out_leaves, out_tree = pytree.tree_flatten(out)
-        per_out = []
-        for k, o in enumerate(out_leaves):
-            oaval = get_aval_any(o)
-            rows = []
-            for e in _std_basis(oaval.update(dtype=_tangent_dtype(o))):
-                cts = [np.zeros(get_aval_any(l).shape, _tangent_dtype(l)) for l in out_leaves]
-                cts[k] = e
-                rows.append(vjp_fun(pytree.tree_unflatten(out_tree, cts)))
-            # rows: list over output elements of tuples (per diff arg) of input pytrees
-            per_arg = []
-            for j, a in enumerate(nums):
-                in_leaves_rows = [pytree.tree_flatten(r[j])[0] for r in rows]
-                in_tree = pytree.tree_flatten(args[a])[1]
-                leaves = []
-                for li, leaf in enumerate(pytree.tree_leaves(args[a])):
-                    iaval = get_aval_any(leaf)
-                    if rows:
-                        stacked = fnp.stack([r[li] for r in in_leaves_rows], axis=0)
-                        leaves.append(fnp.reshape(stacked, oaval.shape + iaval.shape))
-                    else:
-                        leaves.append(fnp.zeros(oaval.shape + iaval.shape, _tangent_dtype(leaf)))
-                per_arg.append(pytree.tree_unflatten(in_tree, leaves))
-            per_out.append(per_arg[0] if single else tuple(per_arg))
-        return pytree.tree_unflatten(out_tree, per_out)
-
-    return jac_f
+    return dt if dt.kind == "f" else np.dtype(np.float64)
 
 
 def hessian(fun, argnums=0):

@@ -353,3 +353,104 @@ def checkpoint(fun, static_argnums=()):
 
 
 remat = checkpoint
+
+
+# --- batching (vmap): batch every carried function, with batch axes in front -----------
+
+def _batched(fn_flat, size):
+    """``fn_flat`` (flat list in -> flat list out) vmapped over a leading axis."""
+    from funcgrad.transforms.batching import batch_flat
+
+    def f(*args):
+        return batch_flat(fn_flat, list(args), [0] * len(args), size, lambda i, n: 0)
+
+    f.__name__ = f"vmap({getattr(fn_flat, '__name__', 'fun')})"
+    return f
+
+
+def _batched_pair(fn, n_first, size):
+    """Batch ``fn(first_list, second_list) -> (outs_a, outs_b)``, splitting at n_first."""
+    from funcgrad.transforms.batching import batch_flat
+
+    split = []
+
+    def flat(*args):
+        a, b = fn(list(args[:n_first]), list(args[n_first:]))
+        split[:] = [len(a)]
+        return list(a) + list(b)
+
+    def g(first, second):
+        outs = batch_flat(flat, list(first) + list(second), [0] * (len(first) + len(second)), size, lambda i, n: 0)
+        return outs[: split[0]], outs[split[0]:]
+
+    return g
+
+
+def _front(args, bdims):
+    from funcgrad.core.batch_util import batch_size, bdim_at
+
+    size = batch_size(args, bdims)
+    return [bdim_at(x, d, size, 0) for x, d in zip(args, bdims)], size
+
+
+def _custom_jvp_call_batch(args, bdims, *, fun, call_jaxpr, jvp):
+    args, size = _front(args, bdims)
+    bfun = _batched(fun, size)
+    n = len(args)
+    bjvp = _batched_pair(jvp, n, size)
+    outs = custom_jvp_call_p.bind(*args, fun=bfun, call_jaxpr=_stage(bfun, args), jvp=lambda p, t: bjvp(p, t))
+    return outs, [0] * len(outs)
+
+
+def _custom_vjp_call_batch(args, bdims, *, fun, call_jaxpr, fwd, bwd):
+    args, size = _front(args, bdims)
+    bfun = _batched(fun, size)
+    split = []
+
+    def fwd_flat(*xs):
+        out, res = fwd(list(xs))
+        split[:] = [len(out)]
+        return list(out) + list(res)
+
+    bfwd_all = _batched(fwd_flat, size)
+
+    def bfwd(primals):
+        outs = bfwd_all(*primals)
+        return outs[: split[0]], outs[split[0]:]
+
+    def bbwd(res, cts):
+        return _batched_pair(lambda r, c: (bwd(r, c), []), len(res), size)(res, cts)[0]
+
+    outs = custom_vjp_call_p.bind(*args, fun=bfun, call_jaxpr=_stage(bfun, args), fwd=bfwd, bwd=bbwd)
+    return outs, [0] * len(outs)
+
+
+def _checkpoint_call_batch(args, bdims, *, fun, call_jaxpr):
+    args, size = _front(args, bdims)
+    bfun = _batched(fun, size)
+    outs = checkpoint_call_p.bind(*args, fun=bfun, call_jaxpr=_stage(bfun, args))
+    return outs, [0] * len(outs)
+
+
+def _custom_lin_batch(args, bdims, *, num_nonlin, jvp_fn, bwd_fn, out_avals):
+    args, size = _front(args, bdims)
+    bjvp = _batched_pair(lambda a, b: (jvp_fn(a, b), []), num_nonlin, size)
+    bbwd = _batched_pair(lambda a, b: (bwd_fn(a, b), []), num_nonlin, size)
+    b_avals = tuple(ShapedArray((size,) + a.shape, a.dtype, a.weak_type) for a in out_avals)
+    outs = custom_lin_p.bind(
+        *args,
+        num_nonlin=num_nonlin,
+        jvp_fn=lambda a, b: bjvp(a, b)[0],
+        bwd_fn=lambda a, b: bbwd(a, b)[0],
+        out_avals=b_avals,
+    )
+    return outs, [0] * len(outs)
+
+
+from funcgrad.core.avals import ShapedArray  # noqa: E402
+from funcgrad.core.primitive import batch_rules  # noqa: E402
+
+batch_rules[custom_jvp_call_p] = _custom_jvp_call_batch
+batch_rules[custom_vjp_call_p] = _custom_vjp_call_batch
+batch_rules[checkpoint_call_p] = _checkpoint_call_batch
+batch_rules[custom_lin_p] = _custom_lin_batch

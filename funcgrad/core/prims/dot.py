@@ -10,7 +10,8 @@ import numpy as np
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core import ad_util as ad
 from funcgrad.core.ad_util import defjvp, is_undefined
-from funcgrad.core.primitive import Primitive
+from funcgrad.core.batch_util import moveaxis, shift_axes
+from funcgrad.core.primitive import Primitive, batch_rules
 from funcgrad.core.prims._checks import check_axes, check_kind
 
 dot_general_p = Primitive("dot_general")
@@ -107,5 +108,30 @@ defjvp(
     lambda g, ans, x, y, *, dimension_numbers: lax.dot_general(x, g, dimension_numbers),
 )
 ad.deftranspose(dot_general_p, _dot_general_transpose)
+
+
+def _dot_general_batch(args, bdims, *, dimension_numbers):
+    (x, y), (dx, dy) = args, bdims
+    (lc, rc), (lb, rb) = dimension_numbers
+    if dx is not None and dy is not None:
+        # Both mapped: the batch axis becomes a new leading dot_general batch dimension.
+        x, y = moveaxis(x, dx, 0), moveaxis(y, dy, 0)
+        up = lambda dims: tuple(d + 1 for d in dims)  # noqa: E731
+        dn = ((up(lc), up(rc)), ((0,) + up(lb), (0,) + up(rb)))
+        return dot_general_p.bind(x, y, dimension_numbers=dn), 0
+    if dx is not None:
+        # Only the lhs is mapped: its batch axis is one more free lhs dimension.
+        lc2, lb2 = shift_axes(lc, dx), shift_axes(lb, dx)
+        free = [d for d in range(_ndim(x)) if d not in lc2 and d not in lb2]
+        out_dim = len(lb) + free.index(dx)
+        return dot_general_p.bind(x, y, dimension_numbers=((lc2, rc), (lb2, rb))), out_dim
+    rc2, rb2 = shift_axes(rc, dy), shift_axes(rb, dy)
+    free = [d for d in range(_ndim(y)) if d not in rc2 and d not in rb2]
+    n_lhs_free = _ndim(x) - len(lc) - len(lb)
+    out_dim = len(lb) + n_lhs_free + free.index(dy)
+    return dot_general_p.bind(x, y, dimension_numbers=((lc, rc2), (lb, rb2))), out_dim
+
+
+batch_rules[dot_general_p] = _dot_general_batch
 
 from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)

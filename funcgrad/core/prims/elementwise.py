@@ -12,6 +12,7 @@ from funcgrad.core import ad_util as ad
 from funcgrad.core import dtypes
 from funcgrad.core.ad_util import Zero, defjvp, defjvp_zero, is_undefined
 from funcgrad.core.avals import ShapedArray
+from funcgrad.core.batch_util import defbatch_elementwise
 from funcgrad.core.primitive import jvp_rules
 from funcgrad.core.primitive import Primitive
 from funcgrad.core.prims._checks import check_kind, check_same, kinds_text
@@ -35,6 +36,7 @@ def unop(name: str, impl, kinds: str = FLOAT, out_dtype=None) -> Primitive:
 
     prim.def_abstract_eval(abstract_eval)
     prim.kinds = kinds  # accepted dtype kinds, read by tests and lowering
+    defbatch_elementwise(prim)
     return prim
 
 
@@ -51,6 +53,7 @@ def binop(name: str, impl, kinds: str = NUM, out_dtype=None) -> Primitive:
 
     prim.def_abstract_eval(abstract_eval)
     prim.kinds = kinds  # accepted dtype kinds, read by tests and lowering
+    defbatch_elementwise(prim)
     return prim
 
 
@@ -218,6 +221,7 @@ def _integer_pow_jvp_partial(g, ans, x, *, y):
 
 
 defjvp(integer_pow_p, _integer_pow_jvp_partial)
+defbatch_elementwise(integer_pow_p)
 
 
 # --- select_n: which ? cases[1] : cases[0] (bool), or cases[which] (int32) ------------
@@ -258,6 +262,7 @@ def _select_n_transpose(ct, which, *cases):
 
 
 jvp_rules[select_n_p] = _select_n_jvp
+defbatch_elementwise(select_n_p)  # the predicate has the cases' shape, so it batches alike
 ad.deftranspose(select_n_p, _select_n_transpose)
 
 
@@ -308,6 +313,7 @@ def _convert_element_type_transpose(ct, x, *, new_dtype, weak_type=False):
 
 
 jvp_rules[convert_element_type_p] = _convert_element_type_jvp
+defbatch_elementwise(convert_element_type_p)
 ad.deftranspose(convert_element_type_p, _convert_element_type_transpose)
 
 

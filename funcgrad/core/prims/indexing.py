@@ -325,4 +325,95 @@ def _set_winners(indices, u_aval, ct, mode):
 jvp_rules[scatter_p] = _scatter_jvp
 ad.deftranspose(scatter_p, _scatter_transpose)
 
+
+# --- batching rules (vmap) ------------------------------------------------------------------
+from funcgrad.core.batch_util import batch_size, bdim_at, iota_column, moveaxis  # noqa: E402
+from funcgrad.core.primitive import batch_rules  # noqa: E402
+
+
+def _window_indices(starts, bdims, size, x_shape, window):
+    """Index rows ``(b, s_0[b] + i_0, ...)`` for every position of a per-example window
+    (starts clamped as dynamic_slice does): shape ``(size, *window, 1 + ndim)``."""
+    cols = [iota_column(size, window, np.int64)]
+    out_shape = (size,) + tuple(window)
+    for j, (s, d) in enumerate(zip(starts, bdims)):
+        s = lax.convert_element_type(bdim_at(s, d, size, 0), np.int64)
+        hi = np.asarray(x_shape[j] - window[j], np.int64)
+        s = lax.max(lax.min(s, lax.broadcast_in_dim(hi, (size,), ())), lax.broadcast_in_dim(np.zeros((), np.int64), (size,), ()))
+        pos = lax.add(lax.broadcast_in_dim(s, out_shape, (0,)), lax.iota(np.int64, out_shape, j + 1))
+        cols.append(lax.reshape(pos, out_shape + (1,)))
+    return lax.concatenate(cols, len(out_shape))
+
+
+def _dynamic_slice_batch(args, bdims, *, slice_sizes):
+    x, *starts = args
+    dx, *ds = bdims
+    size = batch_size(args, bdims)
+    if all(d is None for d in ds):  # same window for every example: slice the batch too
+        dtype = get_aval_any(starts[0]).dtype if starts else np.dtype(np.int64)
+        zero = np.zeros((), dtype)
+        new_starts = list(starts[:dx]) + [zero] + list(starts[dx:])
+        sizes = tuple(slice_sizes[:dx]) + (size,) + tuple(slice_sizes[dx:])
+        return dynamic_slice_p.bind(x, *new_starts, slice_sizes=sizes), dx
+    x = bdim_at(x, dx, size, 0)
+    idx = _window_indices(starts, ds, size, get_aval_any(x).shape[1:], slice_sizes)
+    return gather_p.bind(x, idx, mode="clip", fill_value=None), 0
+
+
+def _dynamic_update_slice_batch(args, bdims):
+    x, update, *starts = args
+    dx, du, *ds = bdims
+    size = batch_size(args, bdims)
+    x, update = bdim_at(x, dx, size, 0), bdim_at(update, du, size, 0)
+    if all(d is None for d in ds):
+        dtype = get_aval_any(starts[0]).dtype if starts else np.dtype(np.int64)
+        return dynamic_update_slice_p.bind(x, update, np.zeros((), dtype), *starts), 0
+    window = get_aval_any(update).shape[1:]
+    idx = _window_indices(starts, ds, size, get_aval_any(x).shape[1:], window)
+    return scatter_p.bind(x, idx, update, kind="set", mode="clip"), 0
+
+
+def _with_batch_column(indices, d, size):
+    """Indices mapped to the batch: prepend the example number as a leading index."""
+    indices = bdim_at(indices, d, size, 0)
+    shape = get_aval_any(indices).shape
+    col = iota_column(size, shape[1:-1], get_aval_any(indices).dtype)
+    return lax.concatenate([col, indices], len(shape) - 1)
+
+
+def _gather_batch(args, bdims, *, mode, fill_value=None):
+    (operand, indices), (do, di) = args, bdims
+    size = batch_size(args, bdims)
+    k = get_aval_any(indices).shape[-1] if di is None else get_aval_any(indices).shape[-1 if di != len(get_aval_any(indices).shape) - 1 else -2]
+    if di is None:
+        # Only the operand is mapped: put its batch axis among the un-indexed trailing
+        # dims, where gather carries it through untouched.
+        operand = moveaxis(operand, do, k)
+        out_dim = len(get_aval_any(indices).shape) - 1
+        return gather_p.bind(operand, indices, mode=mode, fill_value=fill_value), out_dim
+    if do is None:
+        indices = moveaxis(indices, di, 0)
+        return gather_p.bind(operand, indices, mode=mode, fill_value=fill_value), 0
+    operand = moveaxis(operand, do, 0)
+    return gather_p.bind(operand, _with_batch_column(indices, di, size), mode=mode, fill_value=fill_value), 0
+
+
+def _scatter_batch(args, bdims, *, kind, mode):
+    (operand, indices, updates), (do, di, du) = args, bdims
+    size = batch_size(args, bdims)
+    operand = bdim_at(operand, do, size, 0)
+    updates = bdim_at(updates, du, size, 0)
+    if di is None:
+        di_val = bdim_at(indices, None, size, 0)
+        indices = _with_batch_column(di_val, 0, size)
+    else:
+        indices = _with_batch_column(indices, di, size)
+    return scatter_p.bind(operand, indices, updates, kind=kind, mode=mode), 0
+
+
+batch_rules[dynamic_slice_p] = _dynamic_slice_batch
+batch_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch
+batch_rules[gather_p] = _gather_batch
+batch_rules[scatter_p] = _scatter_batch
+
 from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)

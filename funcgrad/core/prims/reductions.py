@@ -198,4 +198,46 @@ def _aval(x):
     return get_aval_any(x)
 
 
+
+# --- batching rules (vmap): renumber the static axes around the batch axis ---------------
+from funcgrad.core.primitive import batch_rules  # noqa: E402
+
+
+def _reduction_batch(prim):
+    def rule(args, bdims, *, axes):
+        (x,), (d,) = args, bdims
+        new_axes = tuple(a + (a >= d) for a in axes)
+        return prim.bind(x, axes=new_axes), d - sum(a < d for a in new_axes)
+
+    batch_rules[prim] = rule
+
+
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p):
+    _reduction_batch(_p)
+
+
+def _arg_reduction_batch(prim):
+    def rule(args, bdims, *, axis, index_dtype):
+        (x,), (d,) = args, bdims
+        ax = axis + (axis >= d)
+        return prim.bind(x, axis=ax, index_dtype=index_dtype), d - (ax < d)
+
+    batch_rules[prim] = rule
+
+
+_arg_reduction_batch(argmax_p)
+_arg_reduction_batch(argmin_p)
+
+
+def _cumulative_batch(prim):
+    def rule(args, bdims, *, axis, reverse=False):
+        (x,), (d,) = args, bdims
+        return prim.bind(x, axis=axis + (axis >= d), reverse=reverse), d
+
+    batch_rules[prim] = rule
+
+
+_cumulative_batch(cumsum_p)
+_cumulative_batch(cumprod_p)
+
 from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)

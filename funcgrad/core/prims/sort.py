@@ -7,7 +7,7 @@ import numpy as np
 
 from funcgrad.core import ad_util as ad
 from funcgrad.core.ad_util import Zero
-from funcgrad.core.primitive import Primitive, jvp_rules
+from funcgrad.core.primitive import Primitive, batch_rules, jvp_rules
 from funcgrad.core.prims._checks import check_axes
 
 sort_p = Primitive("sort", multiple_results=True)
@@ -59,5 +59,17 @@ def _aval(x):
 
 jvp_rules[sort_p] = _sort_jvp
 ad.nonlinear(sort_p)
+
+
+def _sort_batch(args, bdims, *, dimension, num_keys=1):
+    from funcgrad.core.batch_util import bdim_at, batch_size
+
+    size = batch_size(args, bdims)
+    moved = [bdim_at(x, d, size, 0) for x, d in zip(args, bdims)]
+    outs = sort_p.bind(*moved, dimension=dimension + 1, num_keys=num_keys)
+    return outs, [0] * len(outs)
+
+
+batch_rules[sort_p] = _sort_batch
 
 from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)
