@@ -105,7 +105,11 @@ def test_vmap_matches_loop(row):
         for k in range(_VMAP_SIZE):
             ex = [_example(a, k) if i in mapped else a for i, a in enumerate(row.args)]
             per_example.append(row.fun(*ex))
-        got = fg.vmap(row.fun, in_axes=tuple(in_axes))(*batched)
+        vf = fg.vmap(row.fun, in_axes=tuple(in_axes))
+        got = vf(*batched)
+        closed = fg.make_jaxpr(vf)(*batched)  # the batched program, staged
+        staged = tree_unflatten(closed.out_tree, fg.eval_closed_jaxpr(closed, *tree_flatten(batched)[0]))
+    assert_same(staged, got, row.rtol, row.atol, check_type=False, what="make_jaxpr(vmap(f))")
     out_leaves, out_tree = tree_flatten(per_example[0])
     expected = [np.stack([np.asarray(tree_flatten(p)[0][j]) for p in per_example]) for j in range(len(out_leaves))]
     got_leaves = tree_flatten(got)[0]

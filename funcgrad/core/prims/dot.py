@@ -26,6 +26,13 @@ def _dot_general_impl(x, y, *, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
     x, y = np.asarray(x), np.asarray(y)
     lf, rf = _free(x.ndim, lc, lb), _free(y.ndim, rc, rb)
+    if not lc:
+        # No contraction: an outer product per batch element, i.e. a broadcast multiply
+        # laid out directly as [batch, lhs free, rhs free] (a matmul with k == 1 is slow).
+        xb = np.transpose(x, lb + lf).reshape(x.shape[:0] + tuple(x.shape[d] for d in lb + lf) + (1,) * len(rf))
+        yt = np.transpose(y, rb + rf)
+        yb = yt.reshape(tuple(y.shape[d] for d in rb) + (1,) * len(lf) + tuple(y.shape[d] for d in rf))
+        return np.multiply(xb, yb)
     # Bring both to (batch, m, k) @ (batch, k, n) so NumPy's BLAS-backed matmul does it.
     xt = np.transpose(x, lb + lf + lc)
     yt = np.transpose(y, rb + rc + rf)
