@@ -196,3 +196,8 @@ def sort(operands, dimension: int = -1, num_keys: int = 1):
     ndim = get_aval_any(operands[0]).ndim
     dimension = int(dimension) % ndim if ndim else 0
     return _sort.sort_p.bind(*operands, dimension=dimension, num_keys=int(num_keys))
+
+
+# Linear algebra and special functions: their one-line wrappers live with the primitives.
+from funcgrad.core.prims.linalg import cholesky, eigh, lu, qr, svd, triangular_solve  # noqa: E402,F401
+from funcgrad.core.prims.special import digamma, erf, erf_inv, erfc, lgamma, polygamma  # noqa: E402,F401

@@ -1,24 +1,239 @@
-"""funcgrad.numpy.linalg: norms (decompositions come with the SVD work).
+"""funcgrad.numpy.linalg: decompositions, solves, determinants and norms.
 
-Integer and boolean inputs are converted to float64 first, as in NumPy.
+Everything is a composite of the primitives in ``funcgrad/core/prims/linalg.py``
+(``lu``, ``triangular_solve``, ``cholesky``, ``eigh``, ``qr``, ``svd``), so every
+function here differentiates to any order and stages into jaxprs. Integer and
+boolean inputs are converted to float64 first, as in NumPy; float32 stays float32.
+Stacks of matrices (leading batch dims) work everywhere NumPy allows them.
+
+Where derivatives exist (they are those of the primitives):
+
+- ``det``/``slogdet``/``solve``/``inv`` go through ``lu``; their derivatives need a
+  non-singular matrix (``det``'s gradient *at* a singular matrix is out of scope: the
+  LU-based rule divides by U's zero pivot and raises ``LinAlgError``).
+- ``eigh``/``eigvalsh`` need distinct eigenvalues, ``svd`` distinct non-zero singular
+  values, ``qr`` full rank. Like NumPy, ``cholesky`` and ``eigh`` read only one triangle
+  of the input, and their derivatives are those of exactly that function.
+- ``svd(full_matrices=True)`` of a non-square matrix has no unique derivative for the
+  extra columns of U / rows of Vh: differentiating it raises ``NotImplementedError``
+  (use ``full_matrices=False``). Square matrices are fine either way.
+
+Errors follow NumPy: ``LinAlgError`` for arrays that are not (square) matrices and for
+singular / non-positive-definite inputs met eagerly, ``ValueError`` for mismatched
+``solve`` operands. Messages name the function and the shapes.
 """
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
+from funcgrad.core.prims import linalg as _plin
 from funcgrad.numpy_api import _util
 from funcgrad.numpy_api._util import aval_of, shape_of
 
-__all__ = ["norm"]
+__all__ = ["norm", "det", "slogdet", "inv", "solve", "cholesky", "eigh", "eigvalsh", "qr", "svd"]
 
-_SVD_NORMS = (
-    "comes with the SVD (funcgrad.numpy.linalg.svd), planned in the autodiff issue; use "
-    "ord='fro', 1, -1, inf or -inf meanwhile"
-)
+LinAlgError = np.linalg.LinAlgError
+
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 
 
+# --- helpers ---------------------------------------------------------------------------------
+def _as_float(x):
+    """A strong float array: ints/bools become float64 (NumPy's linalg does the same)."""
+    aval = aval_of(x)
+    dtype = aval.dtype if aval.dtype.kind == "f" else dtypes.float64
+    return lax.convert_element_type(x, dtype) if (aval.dtype != dtype or aval.weak_type) else x
+
+
+def _matrix_arg(fname, a, square=True):
+    _util.check_arraylike(fname, a)
+    a = _as_float(_util.asarray(a, fname=fname))
+    shape = shape_of(a)
+    if len(shape) < 2:
+        raise LinAlgError(
+            f"{fname}: {len(shape)}-dimensional array given (shape {shape}). Array must be at least two-dimensional"
+        )
+    if square and shape[-1] != shape[-2]:
+        raise LinAlgError(f"{fname}: last 2 dimensions of the array must be square, got shape {shape}")
+    return a
+
+
+def _scalar(x):
+    """Eager 0-d results are NumPy scalars, as NumPy returns them."""
+    return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
+
+
+def _mT(x):
+    nd = aval_of(x).ndim
+    return lax.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _mm(x, y):
+    """(..., a, b) @ (..., b, c) with identical batch dims."""
+    nd = aval_of(x).ndim
+    batch = tuple(range(nd - 2))
+    return lax.dot_general(x, y, (((nd - 1,), (nd - 2,)), (batch, batch)))
+
+
+def _diag(x):
+    """(..., n, n) -> (..., n)."""
+    shape = shape_of(x)
+    eye = lax.broadcast_in_dim(np.eye(shape[-1], dtype=aval_of(x).dtype), shape, (len(shape) - 2, len(shape) - 1))
+    return lax.reduce_sum(lax.mul(x, eye), (len(shape) - 1,))
+
+
+def _eye_like(a):
+    shape = shape_of(a)
+    return lax.broadcast_in_dim(np.eye(shape[-1], dtype=aval_of(a).dtype), shape, (len(shape) - 2, len(shape) - 1))
+
+
+def _lu_parts(a):
+    """(lu, diag(U), sign of the row permutation) of square ``a``."""
+    lu, pivots, _ = _plin.lu(a)
+    dt = aval_of(a).dtype
+    swapped = lax.ne(pivots, lax.iota(aval_of(pivots).dtype, shape_of(pivots), len(shape_of(pivots)) - 1))
+    swaps = lax.reduce_sum(lax.convert_element_type(swapped, dt), (len(shape_of(pivots)) - 1,))
+    two = _util.full(shape_of(swaps), 2, dt)
+    parity = lax.sub(_util.full(shape_of(swaps), 1, dt), lax.mul(two, lax.rem(swaps, two)))
+    return lu, _diag(lu), parity
+
+
+def _lu_solve(a, b):
+    """``inv(a) @ b`` for square ``a`` (..., n, n) and ``b`` (..., n, k), same batch dims."""
+    lu, _, perm = _plin.lu(a)
+    pb = _mm(_plin.permutation_matrix(perm, aval_of(a).dtype), b)
+    y = _plin.triangular_solve(lu, pb, lower=True, unit_diagonal=True)
+    return _plin.triangular_solve(lu, y, lower=False)
+
+
+# --- determinants, solves, inverse ----------------------------------------------------------
+def det(a):
+    """Determinant of (a stack of) square matrices, via LU with partial pivoting.
+
+    >>> fnp.linalg.det(np.array([[2.0, 1.0], [1.0, 3.0]]))
+    np.float64(5.0)
+    """
+    a = _matrix_arg("det", a)
+    _, u_diag, parity = _lu_parts(a)
+    return _scalar(lax.mul(parity, lax.reduce_prod(u_diag, (aval_of(u_diag).ndim - 1,))))
+
+
+def slogdet(a):
+    """``(sign, logabsdet)`` with ``det(a) == sign * exp(logabsdet)``; a singular matrix
+    gives ``(0, -inf)``. Returns a namedtuple like NumPy's ``SlogdetResult``."""
+    a = _matrix_arg("slogdet", a)
+    _, u_diag, parity = _lu_parts(a)
+    last = (aval_of(u_diag).ndim - 1,)
+    sign = lax.mul(parity, lax.reduce_prod(lax.sign(u_diag), last))
+    with np.errstate(divide="ignore"):  # a zero pivot gives -inf silently, as in NumPy
+        logabsdet = lax.reduce_sum(lax.log(lax.abs(u_diag)), last)
+    return SlogdetResult(_scalar(sign), _scalar(logabsdet))
+
+
+def solve(a, b):
+    """Solve ``a @ x = b``. As in NumPy 2, ``b`` is a vector only when it is 1-d (shape
+    (n,)); otherwise it is a (stack of) matrices (..., n, k), batch dims broadcasting.
+
+    >>> fnp.linalg.solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([1.0, 1.0]))
+    array([0.5 , 0.25])
+    """
+    _util.check_arraylike("solve", a, b)
+    a, b = _util.promote_dtypes_inexact(_util.asarray(a, fname="solve"), _util.asarray(b, fname="solve"), fname="solve")
+    a, b = _as_float(a), _as_float(b)
+    a = _matrix_arg("solve", a)
+    a_shape, b_shape = shape_of(a), shape_of(b)
+    n = a_shape[-1]
+    vector = len(b_shape) == 1
+    if len(b_shape) == 0 or b_shape[-1 if vector else -2] != n:
+        raise ValueError(
+            f"solve: b with shape {b_shape} does not match a with shape {a_shape}; b must have "
+            f"shape ({n},) or (..., {n}, k)"
+        )
+    if vector:
+        b = lax.reshape(b, (n, 1))
+    batch = _util.broadcast_shapes("solve", a_shape[:-2], shape_of(b)[:-2])
+    a = _util.broadcast_to(a, batch + (n, n))
+    b = _util.broadcast_to(b, batch + shape_of(b)[-2:])
+    x = _lu_solve(a, b)
+    return lax.reshape(x, batch + (n,)) if vector else x
+
+
+def inv(a):
+    """Inverse of (a stack of) square matrices; singular input raises ``LinAlgError``
+    when evaluated eagerly, as in NumPy."""
+    a = _matrix_arg("inv", a)
+    return _lu_solve(a, _eye_like(a))
+
+
+# --- decompositions ------------------------------------------------------------------------
+def cholesky(a, upper=False):
+    """Cholesky factor of (a stack of) symmetric positive-definite matrices: lower ``L``
+    with ``a = L @ L.T`` (or upper ``L.T`` when ``upper=True``). Only the lower triangle
+    of ``a`` is read, as in NumPy."""
+    a = _matrix_arg("cholesky", a)
+    l = _plin.cholesky(a)
+    return _mT(l) if upper else l
+
+
+def _uplo(fname, UPLO):
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"{fname}: UPLO argument must be 'L' or 'U', got {UPLO!r}")
+    return UPLO == "L"
+
+
+def eigh(a, UPLO="L"):
+    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices, read
+    from the ``UPLO`` triangle. Returns ``EighResult(eigenvalues, eigenvectors)``."""
+    lower = _uplo("eigh", UPLO)
+    w, v = _plin.eigh(_matrix_arg("eigh", a), lower=lower)
+    return EighResult(w, v)
+
+
+def eigvalsh(a, UPLO="L"):
+    """Eigenvalues (ascending) of symmetric matrices, read from the ``UPLO`` triangle."""
+    lower = _uplo("eigvalsh", UPLO)
+    return _plin.eigh(_matrix_arg("eigvalsh", a), lower=lower)[0]
+
+
+def qr(a, mode="reduced"):
+    """QR factorisation of (a stack of) m x n matrices: ``mode='reduced'`` gives
+    ``QRResult(Q, R)`` with Q (..., m, k), R (..., k, n), k = min(m, n); ``'r'`` gives R;
+    ``'complete'`` is supported when m <= n (where it equals 'reduced')."""
+    a = _matrix_arg("qr", a, square=False)
+    m, n = shape_of(a)[-2:]
+    if mode == "complete" and m > n:
+        raise NotImplementedError(f"qr: mode='complete' of a tall matrix (shape {shape_of(a)}); use mode='reduced'")
+    if mode not in ("reduced", "r", "complete"):
+        if mode == "raw":
+            raise NotImplementedError("qr: mode='raw' (LAPACK's Householder form) is not supported; use 'reduced'")
+        raise ValueError(f"qr: unrecognized mode {mode!r}")
+    q, r = _plin.qr(a)
+    return r if mode == "r" else QRResult(q, r)
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """Singular value decomposition ``a = U @ (S[..., None] * Vh)``, S descending.
+    Returns ``SVDResult(U, S, Vh)``, or S alone when ``compute_uv=False``.
+    ``full_matrices=True`` (NumPy's default) gives square U and Vh; its derivative
+    exists only for square matrices (use ``full_matrices=False`` otherwise)."""
+    if hermitian:
+        raise NotImplementedError("svd: hermitian=True is not supported; use hermitian=False (or eigh)")
+    a = _matrix_arg("svd", a, square=False)
+    if not compute_uv:
+        return _plin.svd(a, compute_uv=False)
+    m, n = shape_of(a)[-2:]
+    u, s, vh = _plin.svd(a, full_matrices=bool(full_matrices) and m != n)
+    return SVDResult(u, s, vh)
+
+
+# --- norms ---------------------------------------------------------------------------------
 def _abs(x):
     return lax.abs(x)
 
@@ -52,15 +267,23 @@ def _vector_norm(x, ord, axis):
     return lax.pow(s, _util.full(shape_of(s), 1.0 / p, dt))
 
 
+def _singular_values(x, row, col):
+    """Singular values of the matrices spanning axes (row, col); other axes lead."""
+    nd = aval_of(x).ndim
+    rest = tuple(d for d in range(nd) if d not in (row, col))
+    return _plin.svd(lax.transpose(x, rest + (row, col)), compute_uv=False)
+
+
 def _matrix_norm(x, ord, row, col):
     if ord is None or ord == "fro":
         return lax.sqrt(_sum_squares(x, (row, col)))
     if isinstance(ord, str):
         if ord == "nuc":
-            raise NotImplementedError(f"norm: ord='nuc' {_SVD_NORMS}")
+            return _sum(_singular_values(x, row, col), (aval_of(x).ndim - 2,))
         raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
     if ord in (2, -2):
-        raise NotImplementedError(f"norm: ord={ord} (a singular value) {_SVD_NORMS}")
+        s = _singular_values(x, row, col)
+        return (lax.reduce_max if ord > 0 else lax.reduce_min)(s, (aval_of(s).ndim - 1,))
     if ord in (1, -1):  # max/min column sum
         inner, outer = row, col
     elif ord in (np.inf, -np.inf):  # max/min row sum
@@ -76,8 +299,8 @@ def norm(x, ord=None, axis=None, keepdims=False):
     """Vector or matrix norm, like ``numpy.linalg.norm``.
 
     Vectors (1-d, or ``axis`` an int): ``ord`` None/2, 1, inf, -inf, 0 or any p.
-    Matrices (2-d, or ``axis`` a pair): None/'fro', 1, -1, inf, -inf; 2, -2 and 'nuc'
-    raise ``NotImplementedError`` until the SVD lands.
+    Matrices (2-d, or ``axis`` a pair): None/'fro', 1, -1, inf, -inf, and through the
+    SVD 2 (largest singular value), -2 (smallest) and 'nuc' (their sum).
 
     >>> fnp.linalg.norm(np.array([3.0, 4.0]))
     np.float64(5.0)
