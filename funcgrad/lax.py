@@ -3,3 +3,11 @@ promotion) and, as they land, structured control flow (cond, switch, while_loop,
 fori_loop, scan)."""
 from funcgrad.core.lax_api import *  # noqa: F401,F403
 from funcgrad.core.lax_api import slice, max, min, abs, pow, round  # noqa: F401,A004
+from funcgrad.transforms.control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401,E402
+
+
+def select(pred, on_true, on_false):  # noqa: F811 - the lax_api version, documented here
+    """Elementwise ``pred ? on_true : on_false`` (identical shapes and dtypes)."""
+    from funcgrad.core.lax_api import select as _select
+
+    return _select(pred, on_true, on_false)

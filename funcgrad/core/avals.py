@@ -98,3 +98,44 @@ def get_aval(x) -> ShapedArray:
 
 def raise_to_shaped(aval: ShapedArray) -> ShapedArray:
     return aval
+
+
+class TapeAval(ShapedArray):
+    """Type of a run-time tape: per-iteration residuals of a loop whose trip count is
+    only known when it runs (reverse mode through ``while_loop``). ``res_avals`` are the
+    residuals' types per iteration; ``batch`` is the vmap size when the residuals carry a
+    leading batch axis plus a per-lane "still running" mask (else None)."""
+
+    __slots__ = ("res_avals", "batch")
+
+    def __init__(self, res_avals, batch=None):
+        super().__init__((), np.dtype(object), False)
+        self.res_avals = tuple(res_avals)
+        self.batch = batch
+
+    def str_short(self) -> str:
+        inner = ",".join(a.str_short() for a in self.res_avals)
+        return f"tape[{inner}]" if self.batch is None else f"tape{{batch={self.batch}}}[{inner}]"
+
+    __str__ = str_short
+
+    def same_type(self, other) -> bool:
+        return isinstance(other, TapeAval) and self.res_avals == other.res_avals and self.batch == other.batch
+
+    def __eq__(self, other):
+        return self.same_type(other)
+
+    def __hash__(self):
+        return hash((self.res_avals, self.batch))
+
+    def strip_weak_type(self):
+        return self
+
+    def unbatched(self) -> "TapeAval":
+        """The per-example view of a batched tape (drop the batch axis and the mask)."""
+        if self.batch is None:
+            return self
+        return TapeAval([ShapedArray(a.shape[1:], a.dtype) for a in self.res_avals[:-1]])
+
+    def __repr__(self):
+        return f"TapeAval({self.str_short()})"

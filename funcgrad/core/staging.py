@@ -32,8 +32,9 @@ class JaxprTracer(Tracer):
 class JaxprBuilder:
     """Collects the equations of one staged function."""
 
-    def __init__(self, record_source: bool = True):
+    def __init__(self, record_source: bool = True, linearize: bool = False):
         self.record_source = record_source  # look up the user's line for each eqn
+        self.linearize = linearize  # staging the tangents of a linearization
         self.eqns: list[Eqn] = []
         self.tracer_to_var: dict[int, Var] = {}
         self.const_tracers: dict[int, JaxprTracer] = {}  # id(value) -> tracer

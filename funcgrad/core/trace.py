@@ -287,6 +287,7 @@ def full_lower(val):
 
 
 _eager_checked: set = set()
+_PY_SCALARS = (bool, int, float)
 _ARRAY_TYPES = (np.ndarray, np.generic)
 
 
@@ -320,6 +321,10 @@ def bind(prim: Primitive, *args, **params):
                 break
         else:  # the eager hot path: no transform and no tracers
             _eager_check(prim, args, params)
+            for a in args:
+                if type(a) in _PY_SCALARS:  # impls only ever see NumPy values
+                    args = tuple(np.asarray(x) if type(x) in _PY_SCALARS else x for x in args)
+                    break
             try:
                 impl = impl_rules[prim]
             except KeyError:

@@ -13,6 +13,8 @@ applying each primitive's ``transpose`` rule.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from funcgrad.core.ad_util import (
     UndefinedPrimal,
     Zero,
@@ -80,8 +82,19 @@ def _unpack(trace: JVPTrace, out):
     return t.primal, t.tangent
 
 
+def is_linearizing(tangents) -> bool:
+    """True if any tangent is being staged into a linear program (reverse mode), so a
+    JVP rule must keep primal and tangent computations apart."""
+    from funcgrad.core.staging import JaxprTracer
+
+    return any(isinstance(t, JaxprTracer) and t._trace.builder.linearize for t in tangents)
+
+
 def jvp_flat(f_flat, primals, tangents):
     """Push ``tangents`` (Zero allowed) through ``f_flat``: (primals_out, tangents_out)."""
+    # Python scalars become NumPy values: primitive impls only ever see arrays.
+    primals = [np.asarray(p) if type(p) in (bool, int, float) else p for p in primals]
+    tangents = [np.asarray(t) if type(t) in (bool, int, float) else t for t in tangents]
     with new_main(JVPTrace) as main:
         trace = JVPTrace(main)
         tracers = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
@@ -110,7 +123,7 @@ class LinearFunction:
 
 def linearize_flat(f_flat, primals):
     """Run ``f_flat`` at ``primals``; return (primal outputs, LinearFunction)."""
-    builder = JaxprBuilder(record_source=False)  # linear eqns never reach user errors
+    builder = JaxprBuilder(record_source=False, linearize=True)  # linear eqns never reach user errors
     in_avals = [tangent_aval(get_aval_any(p)) for p in primals]
     with new_main(JaxprTrace, builder) as lin_main:
         lin_trace = JaxprTrace(lin_main)

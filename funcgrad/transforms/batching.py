@@ -12,7 +12,7 @@ import functools
 import numpy as np
 
 from funcgrad.core import pytree
-from funcgrad.core.avals import ShapedArray
+from funcgrad.core.avals import ShapedArray, TapeAval
 from funcgrad.core.batch_util import bdim_at, moveaxis
 from funcgrad.core.primitive import batch_rules, missing_rule
 from funcgrad.core.trace import Trace, Tracer, full_raise, get_aval_any, new_main
@@ -31,7 +31,9 @@ class BatchTracer(Tracer):
     def aval(self):
         if self._aval is None:
             a = get_aval_any(self.val)
-            if self.bdim is not None:
+            if isinstance(a, TapeAval):  # a batched tape: its per-example view
+                a = a.unbatched()
+            elif self.bdim is not None:
                 a = ShapedArray(a.shape[: self.bdim] + a.shape[self.bdim + 1 :], a.dtype, a.weak_type)
             self._aval = a
         return self._aval
