@@ -108,25 +108,32 @@ class TapeAval(ShapedArray):
 
     __slots__ = ("res_avals", "batch")
 
-    def __init__(self, res_avals, batch=None):
-        super().__init__((), np.dtype(object), False)
+    def __init__(self, res_avals, batch=None, shape=()):
+        # ``shape`` is non-empty for a stack of tapes (one per iteration of an enclosing
+        # scan); indexing its leading axis gives the per-iteration tape.
+        super().__init__(shape, np.dtype(object), False)
         self.res_avals = tuple(res_avals)
         self.batch = batch
 
     def str_short(self) -> str:
         inner = ",".join(a.str_short() for a in self.res_avals)
-        return f"tape[{inner}]" if self.batch is None else f"tape{{batch={self.batch}}}[{inner}]"
+        dims = f"<{','.join(map(str, self.shape))}>" if self.shape else ""
+        return f"tape{dims}[{inner}]" if self.batch is None else f"tape{dims}{{batch={self.batch}}}[{inner}]"
 
     __str__ = str_short
 
+    def update(self, shape=None, dtype=None, weak_type=None):
+        return TapeAval(self.res_avals, self.batch, self.shape if shape is None else shape)
+
     def same_type(self, other) -> bool:
-        return isinstance(other, TapeAval) and self.res_avals == other.res_avals and self.batch == other.batch
+        return (isinstance(other, TapeAval) and self.res_avals == other.res_avals
+                and self.batch == other.batch and self.shape == other.shape)
 
     def __eq__(self, other):
         return self.same_type(other)
 
     def __hash__(self):
-        return hash((self.res_avals, self.batch))
+        return hash((self.res_avals, self.batch, self.shape))
 
     def strip_weak_type(self):
         return self

@@ -13,7 +13,7 @@ from funcgrad.core import pytree
 from funcgrad.core.avals import ShapedArray, get_aval, is_python_scalar
 from funcgrad.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from funcgrad.core.source_info import user_frame
-from funcgrad.core.trace import Trace, Tracer, abstract_eval, new_main
+from funcgrad.core.trace import Trace, Tracer, abstract_eval, get_aval_any, new_main
 from funcgrad.core.typecheck import check_jaxpr, debug_checks_enabled
 
 
@@ -80,6 +80,23 @@ class JaxprBuilder:
                 e._replace(inputs=[literals.get(id(v), v) for v in e.inputs]) for e in self.eqns
             ]
         return Jaxpr(constvars, invars, eqns, outvars), consts
+
+
+def hoist_consts(jaxprs_and_consts):
+    """Make several (jaxpr, consts) share one list of constants passed as leading
+    operands: returns (closed jaxprs without tracer consts, joined consts)."""
+    all_consts, closed = [], []
+    offsets = []
+    for jaxpr, consts in jaxprs_and_consts:
+        offsets.append(len(all_consts))
+        all_consts.extend(consts)
+    for k, (jaxpr, consts) in enumerate(jaxprs_and_consts):
+        invars = []
+        for j, c in enumerate(all_consts):
+            own = offsets[k] <= j < offsets[k] + len(consts)
+            invars.append(jaxpr.constvars[j - offsets[k]] if own else Var(get_aval_any(c)))
+        closed.append(ClosedJaxpr(Jaxpr([], invars + jaxpr.invars, jaxpr.eqns, jaxpr.outvars), []))
+    return closed, all_consts
 
 
 def _is_scalar_const(val) -> bool:

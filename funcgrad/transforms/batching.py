@@ -83,6 +83,12 @@ def batch_flat(f_flat, args, in_dims, axis_size: int, out_dims_wanted):
             results.append((t.val, t.bdim, want))
     final = []
     for val, bdim, want in results:
+        if isinstance(get_aval_any(val), TapeAval):
+            raise NotImplementedError(
+                "vmap of reverse mode through a while_loop nested inside another staged loop or "
+                "scan is not supported yet (vmap over a single staged while_loop, and eager "
+                "nesting, are)"
+            )
         if want is None:
             if bdim is not None:
                 raise ValueError("vmap: an output with out_axes=None depends on the mapped axis")

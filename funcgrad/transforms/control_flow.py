@@ -19,11 +19,11 @@ import numpy as np
 
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import UndefinedPrimal, Zero, instantiate, is_undefined, tangent_aval
-from funcgrad.core.avals import ShapedArray
+from funcgrad.core.avals import ShapedArray, TapeAval
 from funcgrad.core.interpret import eval_jaxpr, jaxpr_as_fun
 from funcgrad.core.ir import ClosedJaxpr, Jaxpr, Var
 from funcgrad.core.primitive import Primitive, allow_missing, batch_rules, jvp_rules, transpose_rules
-from funcgrad.core.staging import trace_to_jaxpr
+from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any
 from funcgrad.transforms.ad import backward_pass, is_linearizing, jvp_flat, linearize_flat
 
@@ -60,23 +60,6 @@ def _trace_pytree_fun(fun, args_tree, in_avals, what: str):
     flat.__name__ = getattr(fun, "__name__", what)
     jaxpr, consts = trace_to_jaxpr(flat, list(in_avals))
     return jaxpr, consts, out_tree[0]
-
-
-def _hoist(jaxprs_and_consts):
-    """Make several (jaxpr, consts) share one list of constants passed as leading
-    operands: returns (closed jaxprs without tracer consts, joined consts)."""
-    all_consts, closed = [], []
-    offsets = []
-    for jaxpr, consts in jaxprs_and_consts:
-        offsets.append(len(all_consts))
-        all_consts.extend(consts)
-    for k, (jaxpr, consts) in enumerate(jaxprs_and_consts):
-        invars = []
-        for j, c in enumerate(all_consts):
-            own = offsets[k] <= j < offsets[k] + len(consts)
-            invars.append(jaxpr.constvars[j - offsets[k]] if own else Var(get_aval_any(c)))
-        closed.append(ClosedJaxpr(Jaxpr([], invars + jaxpr.invars, jaxpr.eqns, jaxpr.outvars), []))
-    return closed, all_consts
 
 
 def _describe_mismatch(what, names, trees, avals_lists):
@@ -143,7 +126,7 @@ def _switch(index, branches, operands, names):
     if concrete is not None:
         i = int(np.clip(int(np.asarray(concrete)), 0, len(branches) - 1))
         return branches[i](*operands)
-    closed, consts = _hoist([(jx, c) for jx, c, _ in traced])
+    closed, consts = hoist_consts([(jx, c) for jx, c, _ in traced])
     from funcgrad.core import lax_api as lax
 
     idx = lax.convert_element_type(index, np.int32)
@@ -298,10 +281,37 @@ batch_rules[cond_p] = _cond_batch
 scan_p = Primitive("scan", multiple_results=True)
 
 
+def _stacked(aval, n):
+    """Aval of ``n`` values of type ``aval`` stacked on a new leading axis (tapes too)."""
+    return aval.update(shape=(n,) + aval.shape)
+
+
+def _unstacked(aval):
+    return aval.update(shape=aval.shape[1:])
+
+
+class TapeStack:
+    """Run-time value of a stacked TapeAval: one Tape per iteration of a scan."""
+
+    __slots__ = ("tapes", "aval")
+
+    def __init__(self, tapes, aval):
+        self.tapes, self.aval = list(tapes), aval
+
+    def __getitem__(self, i):
+        return self.tapes[i]
+
+
 def _stack(values, aval, length):
+    if isinstance(aval, TapeAval):
+        return TapeStack(values, _stacked(aval, length))
     if length == 0:
         return np.empty((0,) + aval.shape, aval.dtype)
     return np.stack([np.asarray(v, aval.dtype) for v in values])
+
+
+def _index(x, i):
+    return x[i] if isinstance(x, TapeStack) else np.asarray(x)[i]
 
 
 @scan_p.def_impl
@@ -311,7 +321,7 @@ def _scan_impl(*args, jaxpr, num_consts, num_carry, length, reverse, linear=None
     ys = [[None] * length for _ in y_avals]
     order = range(length - 1, -1, -1) if reverse else range(length)
     for i in order:
-        out = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *carry, *[np.asarray(x)[i] for x in xs])
+        out = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *carry, *[_index(x, i) for x in xs])
         carry = out[:num_carry]
         for k, y in enumerate(out[num_carry:]):
             ys[k][i] = y
@@ -324,14 +334,14 @@ def _scan_abstract_eval(*avals, jaxpr, num_consts, num_carry, length, reverse, l
     for x in xs:
         if not x.shape or x.shape[0] != length:
             raise TypeError(f"scan: scanned input {x.str_short()} must have leading dimension {length}")
-    expect = list(consts) + list(carry) + [ShapedArray(x.shape[1:], x.dtype) for x in xs]
+    expect = list(consts) + list(carry) + [_unstacked(x) for x in xs]
     if len(expect) != len(jaxpr.in_avals) or not all(a.same_type(b) for a, b in zip(expect, jaxpr.in_avals)):
         raise TypeError("scan: body inputs " + str([a.str_short() for a in jaxpr.in_avals]) + " do not match operands " + str([a.str_short() for a in expect]))
     outs = jaxpr.out_avals
     for k, (a, b) in enumerate(zip(carry, outs[:num_carry])):
         if not a.same_type(b):
             raise TypeError(f"scan: carry leaf {k} enters the body as {a.str_short()} but leaves as {b.str_short()}")
-    return [a.strip_weak_type() for a in outs[:num_carry]] + [ShapedArray((length,) + a.shape, a.dtype) for a in outs[num_carry:]]
+    return [a.strip_weak_type() for a in outs[:num_carry]] + [_stacked(a, length) for a in outs[num_carry:]]
 
 
 def _check_carry(what, in_tree, out_tree, in_avals, out_avals):
@@ -383,7 +393,7 @@ def scan(f, init, xs=None, length=None, reverse=False):
     jaxpr, consts = trace_to_jaxpr(body, c_avals + x_avals)
     c_tree_out, y_tree = out_trees
     _check_carry("scan", c_tree, c_tree_out, c_avals, jaxpr.out_avals[: len(c_leaves)])
-    closed, all_consts = _hoist([(jaxpr, consts)])
+    closed, all_consts = hoist_consts([(jaxpr, consts)])
     outs = scan_p.bind(
         *all_consts, *c_leaves, *x_leaves, jaxpr=closed[0], num_consts=len(all_consts),
         num_carry=len(c_leaves), length=n, reverse=bool(reverse),
@@ -511,7 +521,7 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, l
     lin_c_avals = [a.aval if is_undefined(a) else tangent_aval(get_aval_any(a)) for a in lin_c]
     ct_carry_avals = [tangent_aval(a) for a in jaxpr.out_avals[:nk]]
     ct_y_avals = [tangent_aval(a) for a in jaxpr.out_avals[nk:]]
-    res_x_avals = [ShapedArray(get_aval_any(r).shape[1:], get_aval_any(r).dtype) for r in res_x]
+    res_x_avals = [_unstacked(get_aval_any(r)) for r in res_x]
 
     def body_t(*args_t):
         i = 0
@@ -590,13 +600,26 @@ def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
     return [a.strip_weak_type() for a in carry]
 
 
-def while_loop(cond_fun, body_fun, init_val):
+def while_loop(cond_fun, body_fun, init_val, checkpoints=None):
     """``while cond_fun(val): val = body_fun(val)``; returns the final ``val``.
 
     Differentiable in forward and reverse mode, including when the trip count is only
-    known at run time (beyond JAX): eagerly the loop runs in Python and reverse mode
-    replays the recorded iterations backwards.
+    known at run time (beyond JAX): the forward sweep records each iteration's
+    residuals on a tape whose length is decided as the loop runs, and the backward
+    sweep replays it in reverse. Nothing is truncated.
+
+    ``checkpoints=k`` bounds that memory: the loop runs in segments of at most ``k``
+    iterations and reverse mode stores only the carry at the start of each segment,
+    recomputing a segment's iterations when the backward sweep reaches it. Cost: each
+    iteration's forward work runs once more (about 2x the forward time of the loop);
+    memory drops from n iterations' residuals to n/k carries plus k iterations'
+    residuals at a time (best near k = sqrt(n)).
     """
+    if checkpoints is not None:
+        k = int(checkpoints)
+        if k < 1:
+            raise ValueError(f"while_loop: checkpoints must be a positive int, got {checkpoints}")
+        return _segmented_while(cond_fun, body_fun, init_val, k)
     c_leaves, c_tree = pytree.tree_flatten(init_val)
     args_tree = pytree.tree_structure((init_val,))
     c_avals = [a.strip_weak_type() for a in _avals(c_leaves)]
@@ -614,10 +637,32 @@ def while_loop(cond_fun, body_fun, init_val):
         while bool(np.asarray(_concrete(cond_fun(val)))):
             val = body_fun(val)
         return val
-    (cc,), ccs = _hoist([(cond_j, cond_consts)])
-    (bb,), bcs = _hoist([(body_j, body_consts)])
+    (cc,), ccs = hoist_consts([(cond_j, cond_consts)])
+    (bb,), bcs = hoist_consts([(body_j, body_consts)])
     outs = while_p.bind(*ccs, *bcs, *c_leaves, cond_jaxpr=cc, body_jaxpr=bb, cond_nconsts=len(ccs), body_nconsts=len(bcs))
     return pytree.tree_unflatten(c_tree, outs)
+
+
+def _segmented_while(cond_fun, body_fun, init_val, k):
+    from funcgrad.core import lax_api as lax
+    from funcgrad.transforms.custom import checkpoint
+
+    def segment(val):
+        # Up to k iterations of the loop; rematerialised in reverse mode.
+        def seg_cond(s):
+            return lax.bitwise_and(_as_bool(cond_fun(s[0])), lax.lt(s[1], np.int64(k)))
+
+        def seg_body(s):
+            return body_fun(s[0]), lax.add(s[1], np.int64(1))
+
+        return while_loop(seg_cond, seg_body, (val, np.int64(0)))[0]
+
+    segment.__name__ = f"segment_of_{k}"
+    return while_loop(cond_fun, checkpoint(segment), init_val)
+
+
+def _as_bool(x):
+    return x if isinstance(x, Tracer) else np.asarray(x, np.bool_)
 
 
 def _all_concrete(xs):
@@ -759,7 +804,6 @@ def fori_loop(lower, upper, body_fun, init_val):
 # at run time (a Python list here; a growable buffer in compiled code), and the linear
 # map (``tape_apply``) replays the tape; its transpose replays it backwards.
 
-from funcgrad.core.avals import TapeAval  # noqa: E402
 
 
 class Tape:

@@ -26,7 +26,8 @@ from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, instantiate, is_undefined, tangent_aval
 from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.core.primitive import Primitive, allow_missing, jvp_rules, transpose_rules
-from funcgrad.core.staging import trace_to_jaxpr
+from funcgrad.core.interpret import jaxpr_as_fun
+from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager
 from funcgrad.transforms.ad import jvp_flat, linearize_flat, backward_pass
 
@@ -328,6 +329,10 @@ def _checkpoint_call_jvp(primals, tangents, *, fun, call_jaxpr):
 jvp_rules[checkpoint_call_p] = _checkpoint_call_jvp
 
 
+def _tree_out(outs, out_tree):
+    return pytree.tree_unflatten(out_tree[0], outs)
+
+
 def checkpoint(fun, static_argnums=()):
     """Rematerialise ``fun`` in reverse mode: its intermediates are recomputed in the
     backward pass instead of being stored (only its inputs are saved). Also ``remat``."""
@@ -346,7 +351,16 @@ def checkpoint(fun, static_argnums=()):
             return out_leaves
 
         fun_flat.__name__ = getattr(fun, "__name__", "fun")
-        outs = _bind_call(checkpoint_call_p, fun_flat, leaves)
+        if is_eager() and not any(isinstance(a, Tracer) for a in leaves):
+            return _tree_out(fun_flat(*leaves), out_tree)
+        # Closure-convert: values the function closes over that are traced (e.g. by an
+        # enclosing make_jaxpr) become explicit operands, so the primitive never holds a
+        # stale tracer; the carried function evaluates the staged jaxpr.
+        closed = _stage(fun_flat, leaves)
+        (hoisted,), consts = hoist_consts([(closed.jaxpr, closed.consts)])
+        body = jaxpr_as_fun(hoisted)
+        body.__name__ = fun_flat.__name__
+        outs = checkpoint_call_p.bind(*consts, *leaves, fun=body, call_jaxpr=hoisted)
         return pytree.tree_unflatten(out_tree[0], outs)
 
     return wrapped
