@@ -10,6 +10,7 @@ import numpy as np
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+from funcgrad import lax
 
 
 def gaussian_log_likelihood(mu, log_sigma, x):
@@ -49,7 +50,28 @@ def main() -> None:
     print("   " + text.replace("\n", "\n   "))
     print()
 
-    print("5. Python control flow on traced values is caught with a pointer to your line")
+    print("5. vmap: per-example gradients as one batched program (no Python loop)")
+    w = np.array([0.5, -1.0])
+    X = np.array([[1.0, 2.0], [0.5, -1.0], [3.0, 0.0]])
+    y = np.array([1.0, 0.0, 2.0])
+    loss = lambda w, xi, yi: (fnp.dot(xi, w) - yi) ** 2  # noqa: E731
+    per_example = fg.vmap(fg.grad(loss), in_axes=(None, 0, 0))
+    print("   vmap(grad(loss))(w, X, y) =\n  ", str(per_example(w, X, y)).replace("\n", "\n   "))
+    print()
+
+    print("6. Control flow through every transform; reverse mode through a while_loop whose")
+    print("   trip count is only known at run time (JAX cannot do this)")
+
+    def newton_sqrt(a):
+        return lax.while_loop(lambda x: fnp.abs(x * x - a) > 1e-12 * a, lambda x: 0.5 * (x + a / x), a)
+
+    grad_prog = fg.make_jaxpr(fg.grad(newton_sqrt))(2.0)  # staged once...
+    for a in (2.0, 9.0, 1e6):  # ...run with different trip counts
+        (g,) = fg.eval_closed_jaxpr(grad_prog, a)
+        print(f"   d/da sqrt(a) at a={a:g}: {float(g):.12f}  (exact {0.5 / np.sqrt(a):.12f})")
+    print()
+
+    print("7. Python control flow on traced values is caught with a pointer to your line")
     try:
         fg.make_jaxpr(lambda v: v if v.sum() > 0 else -v)(x)
     except fg.errors.TracerBoolConversionError as e:

@@ -278,3 +278,12 @@ def test_while_inside_scan_inside_while():
     # vmap of this fully staged nesting under reverse mode is a documented limitation.
     with pytest.raises(NotImplementedError, match="nested inside another staged loop"):
         fg.vmap(fg.grad(f))(np.array([0.4, -0.2]))
+
+
+def test_switch_derivatives_all_modes():
+    branches = [lambda x: fnp.sin(x) * x, lambda x: fnp.exp(-x * x), lambda x: x**3]
+    for i in range(3):
+        f = lambda x, i=i: lax.switch(i, branches, x)  # noqa: E731
+        check_grads(f, (np.array([0.3, -0.8]),), order=2)
+        fs = lambda x, i=i: staged(lambda v, j: lax.switch(j, branches, v), x, np.int32(i))  # noqa: E731
+        check_grads(fs, (np.array([0.3, -0.8]),), order=2)
