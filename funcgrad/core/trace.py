@@ -342,13 +342,29 @@ def bind(prim: Primitive, *args, **params):
 Primitive.bind = bind  # a plain function: add_p.bind(x, y) calls bind(add_p, x, y)
 
 
+_abstract_cache: dict = {}
+
+
 def abstract_eval(prim: Primitive, avals, params):
-    """Output avals of ``prim`` applied to ``avals``, always as a list."""
+    """Output avals of ``prim`` applied to ``avals``, always as a list. Memoised: avals
+    and params are immutable and hashable, and tracing asks the same question often."""
+    try:
+        key = (prim, tuple(avals), tuple(params.items()))
+        hit = _abstract_cache.get(key)
+    except TypeError:  # an unhashable param
+        key = hit = None
+    if hit is not None:
+        return list(hit)
     rule = abstract_eval_rules.get(prim)
     if rule is None:
         raise missing_rule("abstract_eval", prim)
     out = rule(*avals, **params)
-    return list(out) if prim.multiple_results else [out]
+    out = list(out) if prim.multiple_results else [out]
+    if key is not None:
+        if len(_abstract_cache) > 50_000:
+            _abstract_cache.clear()
+        _abstract_cache[key] = tuple(out)
+    return out
 
 
 def get_aval_any(x) -> ShapedArray:

@@ -25,6 +25,8 @@ def _free(ndim, contract, batch):
 def _dot_general_impl(x, y, *, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
     x, y = np.asarray(x), np.asarray(y)
+    if not lb and lc == (x.ndim - 1,) and rc == (0,) and x.ndim <= 2 and y.ndim <= 2 and x.ndim:
+        return np.dot(x, y)  # the common vector/matrix products: straight to BLAS
     lf, rf = _free(x.ndim, lc, lb), _free(y.ndim, rc, rb)
     if not lc:
         # No contraction: an outer product per batch element, i.e. a broadcast multiply
