@@ -23,6 +23,7 @@ from funcgrad.transforms.autodiff import (  # noqa: F401
 )
 from funcgrad.transforms.custom import checkpoint, custom_jvp, custom_vjp, remat  # noqa: F401
 from funcgrad.transforms.batching import vmap  # noqa: F401
+from funcgrad.transforms.jit import jit  # noqa: F401
 from funcgrad import test_util  # noqa: F401
 from funcgrad import scipy  # noqa: F401
 
@@ -45,5 +46,5 @@ __all__ = [
     "errors", "lax", "tree_util", "numpy", "make_jaxpr", "check_jaxpr", "eval_jaxpr",
     "eval_closed_jaxpr", "jaxpr_as_fun", "ClosedJaxpr", "Jaxpr", "ShapedArray",
     "ShapeDtypeStruct", "grad", "value_and_grad", "jvp", "vjp", "linearize",
-    "linear_transpose", "jacfwd", "jacrev", "hessian", "stop_gradient", "test_util", "custom_jvp", "custom_vjp", "checkpoint", "remat", "vmap",
+    "linear_transpose", "jacfwd", "jacrev", "hessian", "stop_gradient", "test_util", "custom_jvp", "custom_vjp", "checkpoint", "remat", "vmap", "jit",
 ]

@@ -122,3 +122,13 @@ def test_vmap_matches_loop(row):
         else:
             tol = max(row.rtol or 0.0, 1e-13 if e.dtype == np.float64 else 2e-6)
             np.testing.assert_allclose(g, e, rtol=tol, atol=row.atol, equal_nan=True)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
+def test_jit_matches_eager(row):
+    """jit(f) equals eager: ints/bools bitwise, floats within the row's tolerance."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        eager = row.fun(*row.args)
+        got = fg.jit(row.fun)(*row.args)
+    assert_same(got, eager, row.rtol, row.atol, check_type=False, what="jit")

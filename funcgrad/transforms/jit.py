@@ -1,0 +1,390 @@
+"""jit: stage a function once per input signature, simplify, compile, cache.
+
+``fg.jit(f)`` traces ``f`` to a closed jaxpr on the first call with a new signature
+(pytree structure, shapes, dtypes, weak types, static argument values), compiles it
+through ``funcgrad.lowering``, and caches the executable; later calls dispatch straight
+to it. Under a transform (grad, vmap, an enclosing make_jaxpr/jit) the call is staged as
+one ``jit_call`` primitive whose rules rewrite its jaxpr, so jit composes both ways:
+``grad(jit(f))``, ``jit(grad(f))``, ``vmap(jit(f))``, nested jits (inlined when lowered).
+
+Temporary (first slice of the jit work): programs containing a primitive that the
+backend cannot lower yet are run by the jaxpr evaluator; ``FUNCGRAD_LOG_COMPILES=1``
+reports this with the primitive's name.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+
+import numpy as np
+
+from funcgrad import errors
+from funcgrad.core import pytree
+from funcgrad.core.ad_util import Zero, instantiate, is_undefined, tangent_aval
+from funcgrad.core.avals import ShapedArray, get_aval
+from funcgrad.core.interpret import eval_jaxpr, jaxpr_as_fun
+from funcgrad.core.ir import ClosedJaxpr, Jaxpr, JaxprPrinter
+from funcgrad.core.primitive import Primitive, batch_rules, jvp_rules, transpose_rules
+from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
+from funcgrad.core.trace import Tracer, get_aval_any, is_eager
+from funcgrad.transforms.ad import is_linearizing, jvp_flat
+
+jit_call_p = Primitive("jit_call", multiple_results=True)
+
+
+def _log(msg: str) -> None:
+    if os.environ.get("FUNCGRAD_LOG_COMPILES", "") not in ("", "0"):
+        print(f"[funcgrad] {msg}", file=sys.stderr)
+
+
+# --- compilation of a closed jaxpr (with caching by jaxpr identity) ------------------------
+
+class _Interpreted:
+    """Fallback executable: the jaxpr evaluator (until every primitive lowers)."""
+
+    def __init__(self, closed: ClosedJaxpr, reason: str):
+        self.closed, self.reason = closed, reason
+        self.in_avals, self.out_avals = closed.in_avals, closed.out_avals
+        self.llvm_ir_unoptimized = self.llvm_ir_optimized = f"; not compiled: {reason}\n"
+
+    def __call__(self, *args):
+        return [np.asarray(o) for o in eval_jaxpr(self.closed.jaxpr, self.closed.consts, *args)]
+
+
+_executables: dict[int, object] = {}
+
+
+def _executable_for(closed: ClosedJaxpr, name: str):
+    exe = _executables.get(id(closed.jaxpr))
+    if exe is None:
+        simplified = inline_calls(closed)
+        try:
+            from funcgrad import lowering
+
+            exe = lowering.compile_jaxpr(simplified)
+        except (errors.LoweringError, ImportError, AttributeError, NotImplementedError) as e:
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            _log(f"jit({name}): running the interpreter, not compiled code: {first}")
+            exe = _Interpreted(simplified, first)
+        exe._keepalive = closed  # ids are only unique while the jaxpr lives
+        _executables[id(closed.jaxpr)] = exe
+    return exe
+
+
+def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """Inline nested ``jit_call`` and custom-rule call equations (their bodies are what
+    runs; derivative rules do not matter to compiled code)."""
+    names = {"jit_call", "custom_jvp_call", "custom_vjp_call", "checkpoint_call"}
+    if not any(e.primitive.name in names for e in closed.jaxpr.eqns):
+        return closed
+
+    def flat(*args):
+        def handle(eqn, invals):
+            if eqn.primitive.name in names:
+                sub = eqn.params["jaxpr"] if eqn.primitive.name == "jit_call" else eqn.params["call_jaxpr"]
+                return eval_jaxpr(inline_calls(sub).jaxpr, sub.consts, *invals)
+            return eqn.primitive.bind(*invals, **eqn.params)
+
+        from funcgrad.core.interpret import walk_jaxpr
+
+        return walk_jaxpr(closed.jaxpr, closed.consts, list(args), handle)
+
+    jaxpr, consts = trace_to_jaxpr(flat, closed.in_avals)
+    return ClosedJaxpr(jaxpr, consts)
+
+
+# --- the jit_call primitive -----------------------------------------------------------------
+
+@jit_call_p.def_impl
+def _jit_call_impl(*args, jaxpr, name):
+    return _executable_for(jaxpr, name)(*args)
+
+
+@jit_call_p.def_abstract_eval
+def _jit_call_abstract_eval(*avals, jaxpr, name):
+    if len(avals) != len(jaxpr.in_avals) or not all(a.same_type(b) for a, b in zip(avals, jaxpr.in_avals)):
+        raise TypeError(f"jit_call {name}: operands {[a.str_short() for a in avals]} do not match {[a.str_short() for a in jaxpr.in_avals]}")
+    return list(jaxpr.out_avals)
+
+
+def _closed_of(fun_flat, in_avals) -> ClosedJaxpr:
+    jaxpr, consts = trace_to_jaxpr(fun_flat, list(in_avals))
+    return ClosedJaxpr(jaxpr, consts)
+
+
+def _jit_call_jvp(primals, tangents, *, jaxpr, name):
+    tangents = [instantiate(t) if get_aval_any(p).dtype.kind == "f" else Zero(tangent_aval(get_aval_any(p)))
+                for p, t in zip(primals, tangents)]
+    if is_linearizing(tangents):
+        # Reverse mode: a jitted forward (outputs + residuals) and a jitted linear part.
+        from funcgrad.transforms.control_flow import _split_linear_branch
+
+        fwd, lin, res_avals = _split_linear_branch(jaxpr, len(primals))
+        n_out = len(jaxpr.out_avals)
+        outs = jit_call_p.bind(*primals, jaxpr=fwd, name=f"{name}_fwd")
+        primal_out, res = outs[:n_out], outs[n_out:]
+        t_in = [instantiate(t) for t in tangents]
+        return primal_out, jit_call_p.bind(*res, *t_in, jaxpr=lin, name=f"{name}_lin")
+    # Forward mode: one jitted program computing both.
+    n = len(primals)
+    body = jaxpr_as_fun(jaxpr)
+
+    def f(*xs):
+        out, t_out = jvp_flat(body, list(xs[:n]), list(xs[n:]))
+        return list(out) + [instantiate(t) for t in t_out]
+
+    t_avals = [tangent_aval(a) for a in jaxpr.in_avals]
+    closed = _closed_of(f, list(jaxpr.in_avals) + t_avals)
+    outs = jit_call_p.bind(*primals, *[instantiate(t) for t in tangents], jaxpr=closed, name=f"jvp_{name}")
+    k = len(jaxpr.out_avals)
+    return outs[:k], outs[k:]
+
+
+def _jit_call_transpose(cts, *args, jaxpr, name):
+    from funcgrad.transforms.control_flow import _transpose_closed
+
+    mask = [is_undefined(a) for a in args]
+    ct_avals = [tangent_aval(a) for a in jaxpr.out_avals]
+    cts = [instantiate(c) if type(c) is not Zero else instantiate(Zero(a)) for c, a in zip(cts, ct_avals)]
+    tj = _transpose_closed(jaxpr, mask, ct_avals)
+    outs = jit_call_p.bind(*[a for a in args if not is_undefined(a)], *cts, jaxpr=tj, name=f"transpose_{name}")
+    it = iter(outs)
+    return [next(it) if m else None for m in mask]
+
+
+def _jit_call_batch(args, bdims, *, jaxpr, name):
+    from funcgrad.core.batch_util import batch_size, bdim_at
+    from funcgrad.transforms.batching import batch_flat
+
+    size = batch_size(args, bdims)
+    moved = [bdim_at(x, d, size, 0) for x, d in zip(args, bdims)]
+    in_avals = [ShapedArray((size,) + a.shape, a.dtype) for a in jaxpr.in_avals]
+    body = _closed_of(lambda *xs: batch_flat(jaxpr_as_fun(jaxpr), list(xs), [0] * len(xs), size, lambda i, n: 0), in_avals)
+    outs = jit_call_p.bind(*moved, jaxpr=body, name=f"vmap_{name}")
+    return outs, [0] * len(outs)
+
+
+jvp_rules[jit_call_p] = _jit_call_jvp
+transpose_rules[jit_call_p] = _jit_call_transpose
+batch_rules[jit_call_p] = _jit_call_batch
+
+
+# --- the user-facing jit ------------------------------------------------------------------------
+
+def _leaf_key(x):
+    t = type(x)
+    if t is np.ndarray or isinstance(x, np.generic):
+        return (x.shape, x.dtype)
+    if t in (bool, int, float):
+        return t
+    if isinstance(x, Tracer):
+        a = x.aval
+        return (a.shape, a.dtype, a.weak_type)
+    return (type(x), get_aval_any(x))
+
+
+class Lowered:
+    """What ``fg.jit(f).lower(*args)`` returns: the staged program and its compiled form."""
+
+    def __init__(self, jitted, closed: ClosedJaxpr, exe, in_tree, out_tree, key):
+        self._jitted, self.jaxpr, self._exe = jitted, closed, exe
+        self.in_tree, self.out_tree, self._key = in_tree, out_tree, key
+
+    def as_text(self) -> str:
+        simplified = inline_calls(self.jaxpr)
+        return (
+            "# jaxpr (after simplification)\n" + str(simplified)
+            + "\n\n# LLVM IR (before optimisation)\n" + self._exe.llvm_ir_unoptimized
+            + "\n# LLVM IR (after optimisation)\n" + self._exe.llvm_ir_optimized
+        )
+
+    def compile(self) -> "Compiled":
+        return Compiled(self)
+
+
+class Compiled:
+    """An executable for one input signature; other inputs are rejected with TypeError."""
+
+    def __init__(self, lowered: Lowered):
+        self._lowered = lowered
+
+    def __call__(self, *args, **kwargs):
+        jitted = self._lowered._jitted
+        dyn, static, _ = jitted._split(args, kwargs)
+        leaves, in_tree = pytree.tree_flatten(dyn)
+        key = (in_tree, tuple(_leaf_key(x) for x in leaves), static)
+        if key != self._lowered._key:
+            want = ", ".join(a.str_short() for a in self._lowered.jaxpr.in_avals)
+            got = ", ".join(get_aval_any(x).str_short() for x in leaves)
+            raise TypeError(f"compiled {jitted.__name__} takes ({want}) (and its static arguments); got ({got})")
+        outs = self._lowered._exe(*[np.asarray(x) for x in leaves])
+        return pytree.tree_unflatten(self._lowered.out_tree, outs)
+
+
+class JittedFunction:
+    def __init__(self, fun, static_argnums=(), static_argnames=()):
+        functools.update_wrapper(self, fun)
+        self._fun = fun
+        self._static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        self._static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        try:
+            self._sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._sig = None
+        self._cache: dict = {}
+        self._last_key = None
+
+    # -- argument handling ----------------------------------------------------------------
+    def _split(self, args, kwargs):
+        static_nums = {i % len(args) if args else i for i in self._static_argnums if -len(args) <= i < len(args)}
+        if kwargs and self._sig is not None:
+            bound = self._sig.bind(*args, **kwargs)
+            names = list(self._sig.parameters)
+            args = tuple(bound.args)
+            extra = dict(bound.kwargs)
+            for n in list(extra):
+                if n in names and names.index(n) >= len(args):
+                    pass
+            kwargs = extra
+        static_vals = []
+        for i in sorted(static_nums):
+            v = args[i]
+            try:
+                hash(v)
+            except TypeError:
+                raise TypeError(
+                    f"jit({self.__name__}): static argument {i} of type {type(v).__name__} is not hashable; "
+                    "static arguments must be hashable (use a tuple instead of a list)"
+                ) from None
+            static_vals.append((i, v))
+        static_kw = []
+        dyn_kw = {}
+        for k, v in kwargs.items():
+            if k in self._static_argnames:
+                try:
+                    hash(v)
+                except TypeError:
+                    raise TypeError(f"jit({self.__name__}): static argument '{k}' of type {type(v).__name__} is not hashable") from None
+                static_kw.append((k, v))
+            else:
+                dyn_kw[k] = v
+        dyn = ([a for i, a in enumerate(args) if i not in static_nums], dyn_kw)
+        return dyn, (tuple(static_vals), tuple(sorted(static_kw))), len(args)
+
+    def _rebuild(self, dyn, static, nargs):
+        (dyn_args, dyn_kw) = dyn
+        static_pos, static_kw = static
+        sp = dict(static_pos)
+        it = iter(dyn_args)
+        args = [sp[i] if i in sp else next(it) for i in range(nargs)]
+        return args, {**dyn_kw, **dict(static_kw)}
+
+    # -- tracing and caching ----------------------------------------------------------------
+    def _trace(self, dyn, static, nargs, leaves, in_tree):
+        out_tree = []
+
+        def flat(*xs):
+            d = pytree.tree_unflatten(in_tree, xs)
+            args, kw = self._rebuild(d, static, nargs)
+            out = self._fun(*args, **kw)
+            o_leaves, tree = pytree.tree_flatten(out)
+            out_tree[:] = [tree]
+            return o_leaves
+
+        flat.__name__ = self.__name__
+        in_avals = []
+        for i, x in enumerate(leaves):
+            try:
+                in_avals.append(get_aval_any(x))
+            except TypeError as e:
+                raise TypeError(f"jit({self.__name__}): argument leaf {i}: {e}") from None
+        jaxpr, consts = trace_to_jaxpr(flat, in_avals)
+        return jaxpr, consts, out_tree[0]
+
+    def _entry(self, args, kwargs):
+        dyn, static, nargs = self._split(args, kwargs)
+        leaves, in_tree = pytree.tree_flatten(dyn)
+        key = (in_tree, tuple(_leaf_key(x) for x in leaves), static, nargs)
+        entry = self._cache.get(key)
+        if entry is None:
+            jaxpr, consts, out_tree = self._trace(dyn, static, nargs, leaves, in_tree)
+            (closed,), hoisted = hoist_consts([(jaxpr, consts)])
+            traced_consts = [c for c in hoisted if isinstance(c, Tracer)]
+            # Constants that are plain arrays are baked in; traced ones (closure over an
+            # outer transform's values) are passed as operands and never cached.
+            if traced_consts:
+                return (closed, hoisted, out_tree), leaves, False
+            closed = ClosedJaxpr(jaxpr, consts)
+            self._log_compile(key)
+            entry = (closed, [], out_tree)
+            self._cache[key] = entry
+            self._last_key = key
+        return entry, leaves, True
+
+    def _log_compile(self, key):
+        if os.environ.get("FUNCGRAD_LOG_COMPILES", "") in ("", "0"):
+            return
+        cause = "first call"
+        prev = self._last_key
+        if prev is not None:
+            if prev[0] != key[0]:
+                cause = f"argument structure changed: {prev[0]} -> {key[0]}"
+            elif prev[2] != key[2]:
+                cause = f"static arguments changed: {prev[2]} -> {key[2]}"
+            else:
+                for i, (a, b) in enumerate(zip(prev[1], key[1])):
+                    if a != b:
+                        cause = f"argument leaf {i} changed from {_fmt_key(a)} to {_fmt_key(b)}"
+                        break
+        _log(f"compiling jit({self.__name__}) [cache size {len(self._cache)}]: {cause}")
+
+    def __call__(self, *args, **kwargs):
+        (closed, hoisted, out_tree), leaves, _ = self._entry(args, kwargs)
+        if not hoisted and is_eager() and not any(isinstance(x, Tracer) for x in leaves):
+            outs = _executable_for(closed, self.__name__)(*[x if isinstance(x, np.ndarray) else np.asarray(x) for x in leaves])
+        else:
+            outs = jit_call_p.bind(*hoisted, *leaves, jaxpr=closed, name=self.__name__)
+        return pytree.tree_unflatten(out_tree, outs)
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        (closed, hoisted, out_tree), leaves, _ = self._entry(args, kwargs)
+        if hoisted:
+            raise TypeError(f"jit({self.__name__}).lower: cannot lower a function closing over traced values")
+        dyn, static, nargs = self._split(args, kwargs)
+        l2, in_tree = pytree.tree_flatten(dyn)
+        key = (in_tree, tuple(_leaf_key(x) for x in l2), static)
+        return Lowered(self, closed, _executable_for(closed, self.__name__), in_tree, out_tree, key)
+
+    def cache_size(self) -> int:
+        """Number of compiled signatures held for this function."""
+        return len(self._cache)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def __repr__(self):
+        return f"<jit({self.__name__}), {len(self._cache)} compiled signature(s)>"
+
+
+def _fmt_key(k):
+    if isinstance(k, tuple) and len(k) >= 2:
+        return ShapedArray(k[0], k[1]).str_short()
+    return getattr(k, "__name__", str(k))
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=()):
+    """Compile ``fun`` for each new input signature (a decorator, or a function).
+
+    >>> @jit
+    ... def f(x, y):
+    ...     return fnp.sin(x) * y + fnp.exp(-x * x)
+    """
+    if fun is None:
+        return lambda f: JittedFunction(f, static_argnums, static_argnames)
+    return JittedFunction(fun, static_argnums, static_argnames)
+
+
+__all__ = ["jit", "jit_call_p", "inline_calls", "JittedFunction", "Lowered", "Compiled"]
+_ = (JaxprPrinter, Jaxpr, get_aval)
