@@ -26,12 +26,20 @@ from funcgrad.core.primitive import Primitive, abstract_eval_rules, impl_rules, 
 class MainTrace:
     """One active transform: its level in the stack, its Trace class and its state."""
 
-    __slots__ = ("level", "trace_type", "payload")
+    __slots__ = ("level", "trace_type", "payload", "_trace")
 
     def __init__(self, level: int, trace_type: type, payload=None):
         self.level = level
         self.trace_type = trace_type
         self.payload = payload
+        self._trace = None
+
+    def trace(self):
+        """The (single, stateless) Trace object interpreting for this level."""
+        t = self._trace
+        if t is None:
+            t = self._trace = self.trace_type(self)
+        return t
 
     def __repr__(self):
         return f"MainTrace({self.level}, {self.trace_type.__name__})"
@@ -261,7 +269,7 @@ def find_top_trace(args) -> Trace:
     dyn = _state.dynamic
     if dyn is not None and dyn.level > top.level:
         top = dyn
-    return top.trace_type(top)
+    return top.trace()
 
 
 def full_raise(trace: Trace, val):
@@ -314,12 +322,14 @@ def _eager_check(prim: Primitive, args, params) -> None:
 
 def bind(prim: Primitive, *args, **params):
     """Apply a primitive: hand it to the current trace and return its output(s)."""
-    st = _state
-    if st.dynamic is None and len(st.stack) == 1:
-        for a in args:
-            if isinstance(a, Tracer):
-                break
-        else:  # the eager hot path: no transform and no tracers
+    for a in args:
+        if isinstance(a, Tracer):
+            break
+    else:
+        # No tracers and nothing staging: only the eager interpreter can claim this op,
+        # whatever transforms are active (they only see their own tracers). This is the
+        # hot path of every primal computation under jvp/grad/vmap.
+        if _state.dynamic is None:
             _eager_check(prim, args, params)
             for a in args:
                 if type(a) in _PY_SCALARS:  # impls only ever see NumPy values
