@@ -1,0 +1,121 @@
+"""Native code for jaxprs: ClosedJaxpr -> LLVM IR (llvmlite) -> machine code.
+
+::
+
+    closed = fg.make_jaxpr(f)(x, y)
+    exe = compile_jaxpr(closed)
+    outs = exe(x, y)              # list of new ndarrays, one per outvar
+    print(exe.llvm_ir_optimized)
+
+Layout of this package (mirror files register ``lower_rules`` for the primitives of
+the same-named family under ``funcgrad/core/prims``):
+
+- ``builder``: textual LLVM IR builder with structured loops;
+- ``context``: operands, indices, the lowering context and THE loop-nest generator;
+- ``elementwise`` / ``structural`` / ``reductions`` / ``dot`` / ``indexing``: rules;
+- ``compiler``: simplify (CSE, DCE), fusion plan, buffer plan, emission;
+- ``dispatch``: the native entry points and the Python calling wrapper;
+- ``engine``: the one MCJIT engine, optimisation pipeline and in-process cache.
+
+Debugging: ``FUNCGRAD_DUMP_IR=1`` prints the IR before and after optimisation;
+``FUNCGRAD_NO_BLAS=1`` forces the dot_general loop kernel.
+
+Measured on the development machine (Zen 3, 2 vCPUs, llvmlite 0.50, numpy 2.4):
+- dispatch: ``exe.call(x, y)`` on 8-element float64 arrays 0.6 us (``exe(x, y)``
+  0.8 us; ``np.add(x, y)`` 0.4 us); the slow path (lists, non-contiguous or
+  byte-swapped arrays) about 12 us;
+- compile (O2, loop + SLP vectorisation): a tiny program 20-25 ms, a 50-op fused
+  chain 31-46 ms (thread CPU time); cache hits on identical IR skip LLVM entirely;
+- numerics vs the evaluator: bitwise except float transcendentals (glibc libm vs
+  NumPy's SIMD code: <= 4e-16 relative in float64, <= 1.5e-7 in float32),
+  reductions (reassociated accumulators) and dot_general (BLAS order): <= 5e-15
+  relative in the op table.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+
+
+from funcgrad.core.ir import ClosedJaxpr
+from funcgrad.errors import LoweringError
+from funcgrad.lowering import dot, elementwise, indexing, reductions, structural  # noqa: F401  (register rules)
+from funcgrad.lowering import dispatch, engine
+from funcgrad.lowering import pending  # noqa: F401  (allow-list of primitives not lowered yet)
+from funcgrad.lowering.builder import ModuleBuilder
+from funcgrad.lowering.compiler import GIL_RELEASE_WORK, check_supported, emit_core, plan, simplify
+
+__all__ = ["compile_jaxpr", "Executable", "LoweringError"]
+
+
+class Executable:
+    """A compiled jaxpr. ``exe(*args)`` -> list of new ndarrays (0-d for scalars).
+
+    ``exe.call`` is the same function without the method-call layer (fastest).
+    """
+
+    def __init__(self, closed, jaxpr, ir_text, ir_optimized, addrs, keep, stats):
+        self.closed = closed
+        self.jaxpr = jaxpr  # after simplification
+        self.in_avals = list(jaxpr.in_avals)
+        self.out_avals = list(jaxpr.out_avals)
+        self.llvm_ir_unoptimized = ir_text
+        self.llvm_ir_optimized = ir_optimized
+        self.stats = stats
+        self._keep = keep  # constant arrays whose addresses are baked into the code
+        self._entry = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object)(addrs["entry"])
+        self._entry_ptrs = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(addrs["entry_ptrs"])
+        self.call = dispatch.make_caller(self.in_avals, self.out_avals, self._entry, self._slow)
+
+    def __call__(self, *args) -> list:
+        if len(args) != len(self.in_avals):
+            raise TypeError(f"compiled function takes {len(self.in_avals)} arguments, got {len(args)}")
+        return self.call(*args)
+
+    def _slow(self, args, outs) -> list:
+        arrays = [dispatch.convert_arg(k, x, aval) for k, (x, aval) in enumerate(zip(args, self.in_avals))]
+        ptrs = (ctypes.c_void_p * max(1, len(arrays) + len(outs)))(
+            *[a.ctypes.data for a in arrays], *[o.ctypes.data for o in outs])
+        rc = self._entry_ptrs(ctypes.addressof(ptrs))
+        if rc == 2:
+            raise MemoryError(f"compiled function: cannot allocate {self.stats['workspace_bytes']} bytes of workspace")
+        if rc:
+            raise RuntimeError(f"compiled function failed with status {rc}")
+        return outs
+
+    def __repr__(self):
+        ins = ", ".join(a.str_short() for a in self.in_avals)
+        outs = ", ".join(a.str_short() for a in self.out_avals)
+        return f"<Executable ({ins}) -> ({outs})>"
+
+
+def compile_jaxpr(closed: ClosedJaxpr) -> Executable:
+    """Compile ``closed`` to native code.
+
+    Raises ``LoweringError`` (showing the failing equation in context) if an equation
+    uses a primitive without a lower rule or an unsupported dtype."""
+    jaxpr = simplify(closed.jaxpr)
+    check_supported(jaxpr)
+    p = plan(jaxpr)
+    module = ModuleBuilder()
+    keep, work, ws_bytes = emit_core(closed, jaxpr, p, module)
+    release = work > GIL_RELEASE_WORK
+    if release:
+        for name, decl in dispatch.gil_declarations().items():
+            module.declare(name, decl)
+    module.functions.append(dispatch.tuple_entry(jaxpr.in_avals, len(jaxpr.outvars), release))
+    module.functions.append(dispatch.pointer_entry(len(jaxpr.invars), len(jaxpr.outvars)))
+    text = module.text()
+    if os.environ.get("FUNCGRAD_DUMP_IR"):
+        print(f"--- funcgrad: LLVM IR (unoptimised)\n{text}", file=sys.stderr)
+    try:
+        addrs, optimized = engine.compile_ir(text, ["entry", "entry_ptrs"])
+    except RuntimeError as err:  # LLVM parse/verify failure: a bug in a lower rule
+        raise LoweringError(f"LLVM rejected the generated IR: {err}\njaxpr:\n{jaxpr}") from err
+    if os.environ.get("FUNCGRAD_DUMP_IR"):
+        print(f"--- funcgrad: LLVM IR (optimised)\n{optimized}", file=sys.stderr)
+    n_buffers = sum(1 for vid in p.materialized if vid in p.offsets)
+    stats = {"workspace_bytes": ws_bytes, "intermediate_buffers": n_buffers, "release_gil": release,
+             "work": work, "blas": dot.find_blas() if "fg_blas_" in text else None}
+    return Executable(closed, jaxpr, text, optimized, addrs, keep, stats)

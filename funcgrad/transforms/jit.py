@@ -343,7 +343,8 @@ class JittedFunction:
     def __call__(self, *args, **kwargs):
         (closed, hoisted, out_tree), leaves, _ = self._entry(args, kwargs)
         if not hoisted and is_eager() and not any(isinstance(x, Tracer) for x in leaves):
-            outs = _executable_for(closed, self.__name__)(*[x if isinstance(x, np.ndarray) else np.asarray(x) for x in leaves])
+            exe = _executable_for(closed, self.__name__)
+            outs = exe.call(*leaves) if hasattr(exe, "call") else exe(*leaves)
         else:
             outs = jit_call_p.bind(*hoisted, *leaves, jaxpr=closed, name=self.__name__)
         return pytree.tree_unflatten(out_tree, outs)

@@ -118,11 +118,15 @@ defjvp_zero(not_p)
 
 # --- binary, numeric -----------------------------------------------------------------
 def _int_div(x, y):
-    """C-style (truncating) integer division; division by zero gives 0 (no trap)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    """C-style (truncating) integer division; division by zero gives 0 (no trap) and
+    INT_MIN / -1 wraps to INT_MIN, as in compiled code."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         safe_y = np.where(y == 0, 1, y)
-        q = np.abs(x) // np.abs(safe_y)
-        q = np.where((x < 0) != (safe_y < 0), -q, q)
+        q = np.floor_divide(x, safe_y)
+        # floor -> truncate: step toward zero where the division was inexact and the
+        # signs differ (no abs(), which overflows at INT_MIN).
+        inexact = (q * safe_y) != x
+        q = np.where(inexact & ((x < 0) != (safe_y < 0)), q + 1, q)
         return np.where(y == 0, 0, q).astype(x.dtype)
 
 
@@ -292,11 +296,14 @@ convert_element_type_p = Primitive("convert_element_type")
 def _convert_element_type_impl(x, *, new_dtype, weak_type=False):
     x = np.asarray(x)
     if x.dtype.kind == "f" and new_dtype.kind in "iu":
-        # Like NumPy's cast but defined for NaN/inf/out-of-range (no UB): clamp, NaN->0.
+        # Like NumPy's cast but defined for NaN/inf/out-of-range (no UB): saturate, NaN->0.
+        # (iinfo.max is not representable as a float: compare, don't clip, at the top.)
         info = np.iinfo(new_dtype)
         with np.errstate(invalid="ignore"):
-            y = np.where(np.isnan(x), 0, np.clip(x, info.min, info.max))
-            return np.trunc(y).astype(new_dtype)
+            big = x >= float(info.max) + 1.0
+            y = np.where(np.isnan(x) | big, 0, np.clip(x, info.min, info.max))
+            out = np.trunc(y).astype(new_dtype)
+            return np.where(big, info.max, out).astype(new_dtype)
     return x.astype(new_dtype)
 
 

@@ -1,0 +1,259 @@
+"""A small textual LLVM IR builder (opaque ``ptr`` syntax) with structured loops.
+
+Textual IR is cheaper to build than ``llvmlite.ir`` objects and makes attributes and
+intrinsics easy to spell. Scalars are ``Value(ref, dtype)``; index arithmetic works on
+``int | str`` (Python ints are compile-time constants and fold).
+
+Register types: bool ``i1``, int32 ``i32``, int64 ``i64``, float32 ``float``,
+float64 ``double``. In memory bool is one byte (``i8``), like NumPy.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+BOOL, I32, I64 = np.dtype(np.bool_), np.dtype(np.int32), np.dtype(np.int64)
+F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+LLTYPE = {BOOL: "i1", I32: "i32", I64: "i64", F32: "float", F64: "double"}
+MEMTYPE = {BOOL: "i8", I32: "i32", I64: "i64", F32: "float", F64: "double"}
+SUPPORTED_DTYPES = frozenset(LLTYPE)
+
+
+class Value(NamedTuple):
+    """A scalar in a register: its SSA name (or literal text) and NumPy dtype."""
+
+    ref: str
+    dtype: np.dtype
+
+    @property
+    def ty(self) -> str:
+        return LLTYPE[self.dtype]
+
+
+def const_text(dtype: np.dtype, value) -> str:
+    if dtype == BOOL:
+        return "true" if bool(value) else "false"
+    if dtype.kind == "i":
+        return str(int(np.asarray(value).astype(dtype)))
+    v = float(np.asarray(value).astype(dtype))  # exactly representable in the type
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
+
+
+def const(dtype, value) -> Value:
+    dtype = np.dtype(dtype)
+    return Value(const_text(dtype, value), dtype)
+
+
+class ModuleBuilder:
+    """Declarations and helper functions shared by the functions of one module."""
+
+    def __init__(self):
+        self.decls: dict[str, str] = {}
+        self.helpers: dict[str, str] = {}
+        self.functions: list[str] = []
+
+    def declare(self, name: str, text: str) -> str:
+        self.decls.setdefault(name, text)
+        return "@" + name
+
+    def helper(self, name: str, make_text: Callable[[], str]) -> str:
+        if name not in self.helpers:
+            self.helpers[name] = make_text()
+        return "@" + name
+
+    def text(self) -> str:
+        parts = list(self.decls.values()) + list(self.helpers.values()) + self.functions
+        parts.append("attributes #0 = { nounwind }")
+        parts.append("attributes #1 = { nounwind willreturn memory(none) }")
+        return "\n".join(parts) + "\n"
+
+
+class FunctionBuilder:
+    def __init__(self, module: ModuleBuilder, prefix: str = "v"):
+        self.module = module
+        self.lines: list = []
+        self.n = 0
+        self.block = "entry"
+        self.prefix = prefix
+
+    # --- raw emission ------------------------------------------------------------
+    def tmp(self) -> str:
+        self.n += 1
+        return f"%{self.prefix}{self.n}"
+
+    def label(self, hint: str) -> str:
+        self.n += 1
+        return f"{hint}{self.n}"
+
+    def emit(self, rhs: str) -> str:
+        name = self.tmp()
+        self.lines.append(f"  {name} = {rhs}")
+        return name
+
+    def stmt(self, text: str) -> None:
+        self.lines.append("  " + text)
+
+    def placeholder(self) -> int:
+        self.lines.append("")
+        return len(self.lines) - 1
+
+    def start_block(self, label: str) -> None:
+        self.lines.append(f"{label}:")
+        self.block = label
+
+    def br(self, label: str) -> None:
+        self.stmt(f"br label %{label}")
+
+    def cbr(self, cond: str, then: str, other: str) -> None:
+        self.stmt(f"br i1 {cond}, label %{then}, label %{other}")
+
+    # --- typed scalar helpers ------------------------------------------------------
+    def op(self, opcode: str, x: Value, y: Value, dtype=None, flags: str = "") -> Value:
+        f = f" {flags}" if flags else ""
+        return Value(self.emit(f"{opcode}{f} {x.ty} {x.ref}, {y.ref}"), dtype or x.dtype)
+
+    def cmp(self, kind: str, pred: str, x: Value, y: Value) -> Value:
+        return Value(self.emit(f"{kind} {pred} {x.ty} {x.ref}, {y.ref}"), BOOL)
+
+    def select(self, c: Value, a: Value, b: Value) -> Value:
+        if a.ref == b.ref:
+            return a
+        return Value(self.emit(f"select i1 {c.ref}, {a.ty} {a.ref}, {b.ty} {b.ref}"), a.dtype)
+
+    def cast(self, opcode: str, x: Value, dtype) -> Value:
+        dtype = np.dtype(dtype)
+        return Value(self.emit(f"{opcode} {x.ty} {x.ref} to {LLTYPE[dtype]}"), dtype)
+
+    def call(self, name: str, ret_dtype, *args: Value, decl: str | None = None, flags: str = "") -> Value:
+        """Call ``@name`` (declared with ``decl`` when given) returning ``ret_dtype``."""
+        if decl is not None:
+            self.module.declare(name, decl)
+        ret_dtype = np.dtype(ret_dtype)
+        f = f"{flags} " if flags else ""
+        arglist = ", ".join(f"{a.ty} {a.ref}" for a in args)
+        return Value(self.emit(f"call {f}{LLTYPE[ret_dtype]} @{name}({arglist})"), ret_dtype)
+
+    # --- index arithmetic (i64; Python ints fold) ------------------------------------
+    def iadd(self, a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if b == 0:
+            return a
+        if a == 0:
+            return b
+        return self.emit(f"add i64 {a}, {b}")
+
+    def isub(self, a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return a - b
+        if b == 0:
+            return a
+        return self.emit(f"sub i64 {a}, {b}")
+
+    def imul(self, a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return a * b
+        if a == 0 or b == 0:
+            return 0
+        if b == 1:
+            return a
+        if a == 1:
+            return b
+        return self.emit(f"mul nsw i64 {a}, {b}")
+
+    def idiv_const(self, a, d: int):
+        """a // d for a >= 0 and a constant d > 0."""
+        if isinstance(a, int):
+            return a // d
+        return a if d == 1 else self.emit(f"udiv i64 {a}, {d}")
+
+    def irem_const(self, a, d: int):
+        if isinstance(a, int):
+            return a % d
+        return 0 if d == 1 else self.emit(f"urem i64 {a}, {d}")
+
+    def iclamp(self, a, lo: int, hi: int):
+        """min(max(a, lo), hi) for signed i64 a."""
+        if isinstance(a, int):
+            return min(max(a, lo), hi)
+        if lo == hi:
+            return lo
+        a = self.emit(f"call i64 @llvm.smax.i64(i64 {a}, i64 {lo})")
+        self.module.declare("llvm.smax.i64", "declare i64 @llvm.smax.i64(i64, i64)")
+        self.module.declare("llvm.smin.i64", "declare i64 @llvm.smin.i64(i64, i64)")
+        return self.emit(f"call i64 @llvm.smin.i64(i64 {a}, i64 {hi})")
+
+    def icmp(self, pred: str, a, b) -> str:
+        if isinstance(a, int) and isinstance(b, int):
+            ops = {"slt": a < b, "sle": a <= b, "sgt": a > b, "sge": a >= b, "eq": a == b, "ne": a != b}
+            return "true" if ops[pred] else "false"
+        return self.emit(f"icmp {pred} i64 {a}, {b}")
+
+    def band(self, a: str, b: str) -> str:
+        if a == "true":
+            return b
+        if b == "true":
+            return a
+        if "false" in (a, b):
+            return "false"
+        return self.emit(f"and i1 {a}, {b}")
+
+    # --- memory ----------------------------------------------------------------------
+    def gep(self, ptr: str, dtype, offset) -> str:
+        if offset == 0:
+            return ptr
+        return self.emit(f"getelementptr inbounds {MEMTYPE[np.dtype(dtype)]}, ptr {ptr}, i64 {offset}")
+
+    def load(self, ptr: str, dtype) -> Value:
+        dtype = np.dtype(dtype)
+        raw = self.emit(f"load {MEMTYPE[dtype]}, ptr {ptr}, align {dtype.itemsize}")
+        if dtype == BOOL:
+            return Value(self.emit(f"icmp ne i8 {raw}, 0"), BOOL)
+        return Value(raw, dtype)
+
+    def store(self, ptr: str, v: Value) -> None:
+        ref = v.ref
+        if v.dtype == BOOL:
+            ref = self.emit(f"zext i1 {ref} to i8")
+        self.stmt(f"store {MEMTYPE[v.dtype]} {ref}, ptr {ptr}, align {v.dtype.itemsize}")
+
+    # --- structured control flow -------------------------------------------------------
+    def for_range(self, n, body: Callable, carry=(), start=0):
+        """``for i in range(start, n)``: ``body(i, carried) -> new carried``.
+
+        ``carry`` is a list of initial ``Value``s; returns their values after the loop."""
+        pre = self.block
+        head, body_l, exit_l = self.label("loop"), self.label("body"), self.label("done")
+        self.br(head)
+        self.start_block(head)
+        i = self.tmp()
+        slot = self.placeholder()
+        phis = [Value(self.tmp(), c.dtype) for c in carry]
+        slots = [self.placeholder() for _ in carry]
+        cond = self.emit(f"icmp slt i64 {i}, {n}")
+        self.cbr(cond, body_l, exit_l)
+        self.start_block(body_l)
+        new = body(i, phis) or []
+        if len(new) != len(phis):
+            raise RuntimeError("for_range body must return one value per carried value")
+        nxt = self.emit(f"add nuw nsw i64 {i}, 1")
+        latch = self.block
+        self.br(head)
+        self.lines[slot] = f"  {i} = phi i64 [{start}, %{pre}], [{nxt}, %{latch}]"
+        for s, p, c, nv in zip(slots, phis, carry, new):
+            self.lines[s] = f"  {p.ref} = phi {p.ty} [{c.ref}, %{pre}], [{nv.ref}, %{latch}]"
+        self.start_block(exit_l)
+        return phis
+
+    def if_then(self, cond: str, body: Callable) -> None:
+        then_l, end_l = self.label("then"), self.label("endif")
+        self.cbr(cond, then_l, end_l)
+        self.start_block(then_l)
+        body()
+        self.br(end_l)
+        self.start_block(end_l)
+
+    def text(self) -> str:
+        return "\n".join(self.lines)

@@ -1,0 +1,290 @@
+"""ClosedJaxpr -> one LLVM module with one entry point -> native code.
+
+Pipeline: ``simplify`` (CSE, DCE) -> ``plan`` (which values get a buffer: fusion
+decisions and liveness-based workspace offsets) -> ``emit`` (one walk over the
+equations, dispatching through ``lower_rules``) -> ``engine.compile_ir``.
+
+Fusion: view rules (elementwise, broadcast, reshape, ...) are fused into whatever
+loop consumes them. A value gets a buffer only if it is an output, the result of a
+materialising rule (reduction, dot_general, ...), or an expensive fused value needed
+by more than one loop ("root"); cheap values are recomputed in each loop instead.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from funcgrad.core.ir import Jaxpr, JaxprPrinter, Literal, Var
+from funcgrad.core.primitive import lower_rules
+from funcgrad.errors import LoweringError
+from funcgrad.lowering.builder import SUPPORTED_DTYPES, FunctionBuilder, ModuleBuilder
+from funcgrad.lowering.context import (
+    CHEAP_PRIMS, FLAT_PRIMS, VIEW_PRIMS, BufferOperand, ConstOperand, LoweringContext,
+)
+
+ALIGN = 64
+STACK_WORKSPACE_LIMIT = 64 * 1024  # larger workspaces come from malloc
+GIL_RELEASE_WORK = 100_000  # release the GIL around native work bigger than this
+
+
+# --- simplification ----------------------------------------------------------------------
+def _atom_key(a):
+    if isinstance(a, Literal):
+        arr = np.asarray(a.val, dtype=a.aval.dtype)
+        return ("lit", arr.dtype.str, arr.tobytes())  # bytes: 0.0 and -0.0 differ
+    return ("var", id(a))
+
+
+def simplify(jaxpr: Jaxpr) -> Jaxpr:
+    """Common-subexpression elimination, then dead-code elimination."""
+    subst: dict[int, object] = {}
+    seen: dict = {}
+    eqns = []
+
+    def rd(a):
+        return subst.get(id(a), a) if isinstance(a, Var) else a
+
+    for e in jaxpr.eqns:
+        ins = [rd(a) for a in e.inputs]
+        key = None
+        if e.outputs and e.primitive in lower_rules:
+            try:
+                key = (e.primitive, tuple(_atom_key(a) for a in ins), tuple(sorted(e.params.items())))
+                hash(key)
+            except TypeError:
+                key = None
+        if key is not None and key in seen:
+            for o, p in zip(e.outputs, seen[key]):
+                subst[id(o)] = p
+            continue
+        if key is not None:
+            seen[key] = e.outputs
+        eqns.append(e._replace(inputs=ins))
+    outvars = [rd(v) for v in jaxpr.outvars]
+    live = {id(v) for v in outvars if isinstance(v, Var)}
+    kept = []
+    for e in reversed(eqns):
+        if not e.outputs or any(id(o) in live for o in e.outputs):
+            kept.append(e)
+            live.update(id(a) for a in e.inputs if isinstance(a, Var))
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, kept[::-1], outvars)
+
+
+# --- errors -----------------------------------------------------------------------------------
+def lowering_error(jaxpr: Jaxpr, index: int, why: str, source_info=None) -> LoweringError:
+    """A LoweringError showing equation ``index`` among its neighbours."""
+    printer = JaxprPrinter()
+    lines = printer.jaxpr(jaxpr).split("\n")
+    at = index + 1  # line 0 is the "{ lambda" header
+    lo, hi = max(1, at - 3), min(len(lines) - 1, at + 3)
+    shown = [("--> " if i == at else "    ") + lines[i] for i in range(lo, hi)]
+    eqn_text = printer.eqn(jaxpr.eqns[index], 0).strip()
+    msg = f"cannot compile equation {index}:\n    {eqn_text}\n{why}\nin context:\n" + "\n".join(shown)
+    if source_info is not None:
+        msg += f"\nfrom {getattr(source_info, 'filename', '?')}:{getattr(source_info, 'lineno', '?')}"
+    return LoweringError(msg)
+
+
+def check_supported(jaxpr: Jaxpr) -> None:
+    for a in list(jaxpr.invars) + list(jaxpr.constvars):
+        if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES:
+            raise LoweringError(f"cannot compile a jaxpr with an input of type {a.aval.str_short()}")
+    for i, e in enumerate(jaxpr.eqns):
+        if e.primitive not in lower_rules:
+            raise lowering_error(
+                jaxpr, i,
+                f"primitive '{e.primitive.name}' has no lower rule (funcgrad.lowering supports "
+                "elementwise, layout, reduction, dot_general and indexing primitives; jit falls "
+                "back to the evaluator for the rest)", e.source_info)
+        for v in list(e.outputs) + [a for a in e.inputs if isinstance(a, (Var, Literal))]:
+            if np.dtype(v.aval.dtype) not in SUPPORTED_DTYPES:
+                raise lowering_error(jaxpr, i, f"dtype {v.aval.dtype} is not supported by compiled code", e.source_info)
+
+
+# --- planning ------------------------------------------------------------------------------------
+class Plan:
+    def __init__(self):
+        self.materialized: set[int] = set()
+        self.roots: dict[int, set] = {}
+        self.offsets: dict[int, int] = {}  # workspace offset of each intermediate buffer
+        self.workspace_bytes = 0
+
+
+def _nbytes(aval) -> int:
+    return int(np.prod(aval.shape, dtype=np.int64)) * np.dtype(aval.dtype).itemsize
+
+
+def plan(jaxpr: Jaxpr) -> Plan:
+    p = Plan()
+    eqns = jaxpr.eqns
+    n = len(eqns)
+    consumers: dict[int, list] = defaultdict(list)
+    for i, e in enumerate(eqns):
+        for vid in {id(a) for a in e.inputs if isinstance(a, Var)}:
+            consumers[vid].append(i)
+    outset = {id(v) for v in jaxpr.outvars if isinstance(v, Var)}
+    produced_at: dict[int, int] = {}
+    for i, e in enumerate(eqns):
+        for v in e.outputs:
+            produced_at[id(v)] = i
+
+    # Fusion decisions, from the last equation back: a value's roots are the loops
+    # that will evaluate it.
+    for i in reversed(range(n)):
+        e = eqns[i]
+        for v in e.outputs:
+            vid = id(v)
+            if e.primitive not in VIEW_PRIMS or vid in outset:
+                p.materialized.add(vid)
+                p.roots[vid] = {vid}
+                continue
+            rs: set = set()
+            for c in consumers[vid]:
+                u = eqns[c].outputs[0]
+                rs |= p.roots[id(u)] if id(u) not in p.materialized else {id(u)}
+            if len(rs) > 1 and e.primitive not in CHEAP_PRIMS:
+                p.materialized.add(vid)
+                rs = {vid}
+            p.roots[vid] = rs
+
+    # Liveness of intermediate buffers (in equation positions), then greedy packing.
+    def root_pos(r):
+        return produced_at.get(r, n)
+
+    intervals = []
+    for i, e in enumerate(eqns):
+        for v in e.outputs:
+            vid = id(v)
+            if vid not in p.materialized or vid in outset:
+                continue
+            end = i
+            for c in consumers[vid]:
+                u = id(eqns[c].outputs[0])
+                end = max([end, c] + [root_pos(r) for r in p.roots.get(u, ())])
+            intervals.append((i, end, vid, _nbytes(v.aval)))
+    placed: list = []  # (offset, size, end)
+    for start, end, vid, size in intervals:
+        live = sorted((o, s) for o, s, e in placed if e >= start)
+        off = 0
+        for o, s in live:
+            if off + size <= o:
+                break
+            off = max(off, (o + s + ALIGN - 1) // ALIGN * ALIGN)
+        placed.append((off, size, end))
+        p.offsets[vid] = off
+        p.workspace_bytes = max(p.workspace_bytes, off + size)
+    return p
+
+
+# --- emission -------------------------------------------------------------------------------------
+def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
+    """Emit ``@fg_main_core(inputs..., outputs...)``; return (const arrays kept alive, work)."""
+    b = FunctionBuilder(module)
+    nin, nout = len(jaxpr.invars), len(jaxpr.outvars)
+    temps = {"used": (p.workspace_bytes + ALIGN - 1) // ALIGN * ALIGN}
+
+    def workspace(nbytes):
+        temps["referenced"] = True
+        off = temps["used"]
+        temps["used"] = off + (nbytes + ALIGN - 1) // ALIGN * ALIGN
+        return b.emit(f"getelementptr inbounds i8, ptr %ws, i64 {off}")
+
+    ctx = LoweringContext(b, workspace)
+    b.lines.append("entry:")
+    setup = b.placeholder()
+    b.start_block("start")
+
+    env: dict[int, object] = {}
+    keep = []
+    for k, v in enumerate(jaxpr.invars):
+        env[id(v)] = BufferOperand(ctx, v.aval, f"%a{k}")
+    for v, c in zip(jaxpr.constvars, closed.consts):
+        arr = np.asarray(c, dtype=v.aval.dtype, order="C")  # (ascontiguousarray makes 0-d 1-d)
+        if arr.shape != tuple(v.aval.shape):
+            raise LoweringError(f"constant of shape {arr.shape} bound to {v.aval.str_short()}")
+        if arr.ndim == 0:
+            env[id(v)] = ConstOperand(v.aval, arr[()])
+        else:
+            keep.append(arr)
+            env[id(v)] = BufferOperand(ctx, v.aval, f"inttoptr (i64 {arr.ctypes.data} to ptr)")
+
+    dest_pos: dict[int, int] = {}
+    for j, v in enumerate(jaxpr.outvars):
+        if isinstance(v, Var) and id(v) in p.materialized and id(v) not in dest_pos:
+            dest_pos[id(v)] = j
+
+    def read(a):
+        return ConstOperand(a.aval, a.val) if isinstance(a, Literal) else env[id(a)]
+
+    def buffer_for(v):
+        if id(v) in dest_pos:
+            return BufferOperand(ctx, v.aval, f"%o{dest_pos[id(v)]}")
+        off = p.offsets[id(v)]
+        temps["referenced"] = True
+        return BufferOperand(ctx, v.aval, b.emit(f"getelementptr inbounds i8, ptr %ws, i64 {off}"))
+
+    flat_memo: dict[int, bool] = {}
+    producer = {id(o): e for e in jaxpr.eqns for o in e.outputs}
+
+    def flat_ok(v, top=False) -> bool:
+        """Can ``v``'s fused region run as one flat loop (no index remapping)?"""
+        if not isinstance(v, Var) or (not top and (id(v) in p.materialized or id(v) not in producer)):
+            return True
+        if id(v) not in flat_memo:
+            e = producer[id(v)]
+            pred = FLAT_PRIMS.get(e.primitive)
+            flat_memo[id(v)] = pred is not None and pred(e) and all(flat_ok(a) for a in e.inputs)
+        return flat_memo[id(v)]
+
+    for i, e in enumerate(jaxpr.eqns):
+        ctx.eqn = e
+        ctx.out_aval = e.outputs[0].aval if e.outputs else None
+        ops = [read(a) for a in e.inputs]
+        rule = lower_rules[e.primitive]
+        try:
+            if e.primitive in VIEW_PRIMS:
+                v = e.outputs[0]
+                opnd = rule(ctx, *ops, **e.params)
+                if id(v) in p.materialized:
+                    dest = buffer_for(v)
+                    ctx.write(dest, opnd, flat=flat_ok(v, top=True))
+                    ctx.work += int(np.prod(v.aval.shape, dtype=np.int64))
+                    opnd = dest
+                env[id(v)] = opnd
+            else:
+                ctx.outs = [buffer_for(v) for v in e.outputs]
+                rule(ctx, *ops, **e.params)
+                ctx.work += sum(int(np.prod(o.shape, dtype=np.int64)) for o in ops)
+                for v, o in zip(e.outputs, ctx.outs):
+                    env[id(v)] = o
+        except LoweringError as err:
+            raise lowering_error(jaxpr, i, str(err), e.source_info) from None
+    for j, a in enumerate(jaxpr.outvars):
+        if isinstance(a, Var) and dest_pos.get(id(a)) == j:
+            continue
+        dest = BufferOperand(ctx, a.aval, f"%o{j}")
+        ctx.write(dest, read(a), flat=True)
+
+    total = temps["used"]
+    if total == 0 and temps.get("referenced"):  # only empty buffers: still needs a base
+        total = ALIGN
+    if total == 0:
+        b.lines[setup] = "  br label %start"
+        b.stmt("ret i32 0")
+    elif total <= STACK_WORKSPACE_LIMIT:
+        b.lines[setup] = f"  %ws = alloca i8, i64 {total}, align {ALIGN}\n  br label %start"
+        b.stmt("ret i32 0")
+    else:
+        module.declare("malloc", "declare noalias ptr @malloc(i64) nounwind")
+        module.declare("free", "declare void @free(ptr) nounwind")
+        b.lines[setup] = (f"  %ws = call ptr @malloc(i64 {total})\n  %wsnull = icmp eq ptr %ws, null\n"
+                          "  br i1 %wsnull, label %oom, label %start")
+        b.stmt("call void @free(ptr %ws)")
+        b.stmt("ret i32 0")
+        b.lines.append("oom:\n  ret i32 2")
+    params = [f"ptr noalias nocapture %a{k}" for k in range(nin)] + [f"ptr noalias nocapture %o{j}" for j in range(nout)]
+    module.functions.append(
+        f"define internal i32 @fg_main_core({', '.join(params)}) noinline nounwind {{\n{b.text()}\n}}"
+    )
+    return keep, ctx.work, total

@@ -1,0 +1,183 @@
+"""Reductions, arg-reductions and cumulative scans (``core/prims/reductions.py``).
+
+A reduction evaluates its fused operand inside its own loop nest, so producers are
+absorbed (``sum(x * x)`` makes no ``x * x`` buffer). Loops follow the operand's
+row-major order: trailing reduced axes accumulate in a register (with ``reassoc``
+fast-math on float sums/products only, which lets LLVM vectorise the accumulator);
+a kept innermost axis accumulates into the output row, which vectorises too.
+Cumulative scans are sequential and strict, so they match NumPy bitwise.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.core.prims import reductions as rd
+from funcgrad.lowering.builder import BOOL, I64, Value, const
+from funcgrad.lowering.context import lower_materialized
+from funcgrad.lowering.elementwise import convert, intrinsic
+
+
+def _identity(kind: str, dtype) -> Value:
+    dtype = np.dtype(dtype)
+    if kind == "sum":
+        return const(dtype, 0)
+    if kind == "prod":
+        return const(dtype, 1)
+    if dtype == BOOL:
+        return const(dtype, kind == "min")
+    if dtype.kind == "f":
+        return const(dtype, -np.inf if kind == "max" else np.inf)
+    info = np.iinfo(dtype)
+    return const(dtype, info.min if kind == "max" else info.max)
+
+
+def _combine(b, kind: str, acc: Value, x: Value) -> Value:
+    f = acc.dtype.kind == "f"
+    if kind == "sum":
+        return b.op("fadd", acc, x, flags="reassoc") if f else b.op("add", acc, x)
+    if kind == "prod":
+        return b.op("fmul", acc, x, flags="reassoc") if f else b.op("mul", acc, x)
+    if acc.dtype == BOOL:
+        return b.op("or" if kind == "max" else "and", acc, x)
+    if f:  # NaN-propagating, like numpy.max/min
+        return intrinsic("maximum" if kind == "max" else "minimum", acc, x, b=b)
+    name = f"llvm.{'smax' if kind == 'max' else 'smin'}.{acc.ty}"
+    return b.call(name, acc.dtype, acc, x, decl=f"declare {acc.ty} @{name}({acc.ty}, {acc.ty})")
+
+
+def carried_nest(ctx, shape, carry: list, body):
+    """Nested loops over ``shape`` threading ``carry`` through: ``body(comps, carry)
+    -> carry``. Returns the final carried values."""
+    comps: list = []
+
+    def level(d, carried):
+        if d == len(shape):
+            return body(list(comps), carried)
+
+        def inner(i, c):
+            comps.append(i)
+            out = level(d + 1, c)
+            comps.pop()
+            return out
+
+        if shape[d] == 1:
+            return inner(0, carried)
+        return ctx.for_range(shape[d], inner, carry=carried)
+
+    return level(0, carry)
+
+
+def reduce_into(ctx, out, x, axes, kind: str) -> None:
+    """out[kept] = reduce_{axes} x, looping in x's row-major order."""
+    b, shape, axes = ctx.b, x.shape, sorted(axes)
+    if not axes:
+        ctx.write(out, x)
+        return
+    r = len(shape)
+    t = 0  # trailing axes that are all reduced: these accumulate in a register
+    while t < r and (r - 1 - t) in axes:
+        t += 1
+    outer, inner = shape[: r - t], shape[r - t:]
+    kept = [d for d in range(r) if d not in axes]
+    ident = _identity(kind, x.dtype)
+    through_memory = any(a < r - t for a in axes)
+    if through_memory or int(np.prod(shape, dtype=np.int64)) == 0:
+        ctx.loop_nest(out.shape, lambda idx: out.store(idx, ident))
+
+    def per_outer(oidx):
+        oc = oidx.comps
+        if t:
+            (acc,) = carried_nest(ctx, inner, [ident], lambda ic, c: [_combine(b, kind, c[0], x.at(ctx.idx(shape, comps=oc + ic)))])
+        else:
+            acc = x.at(ctx.idx(shape, comps=oc))
+        dst = ctx.idx(out.shape, comps=[oc[d] for d in kept])
+        if through_memory:
+            acc = _combine(b, kind, out.at(dst), acc)
+        out.store(dst, acc)
+
+    if outer:
+        ctx.loop_nest(outer, per_outer)
+    else:
+        per_outer(ctx.idx((), comps=[]))
+
+
+def _reduction(prim, kind):
+    @lower_materialized(prim)
+    def rule(ctx, x, *, axes):
+        reduce_into(ctx, ctx.outs[0], x, axes, kind)
+
+    rule.__name__ = f"_{prim.name}_lower"
+    return rule
+
+
+_reduction(rd.reduce_sum_p, "sum")
+_reduction(rd.reduce_prod_p, "prod")
+_reduction(rd.reduce_max_p, "max")
+_reduction(rd.reduce_min_p, "min")
+
+
+def _arg_reduction(prim, better_pred: dict):
+    @lower_materialized(prim)
+    def rule(ctx, x, *, axis, index_dtype):
+        b, out, n = ctx.b, ctx.outs[0], x.shape[axis]
+
+        def comps_at(oc, i):
+            return oc[:axis] + [i] + oc[axis:]
+
+        def per_out(oidx):
+            oc = oidx.comps
+            first = x.at(ctx.idx(x.shape, comps=comps_at(oc, 0)))
+
+            def step(i, carried):
+                best, best_i = carried
+                v = x.at(ctx.idx(x.shape, comps=comps_at(oc, i)))
+                if v.dtype.kind == "f":  # the first NaN wins, like NumPy
+                    take = b.cmp("fcmp", better_pred["f"], v, best)
+                    nan_v = b.cmp("fcmp", "uno", v, v)
+                    best_ok = b.cmp("fcmp", "ord", best, best)
+                    take = b.op("or", take, b.op("and", nan_v, best_ok))
+                else:
+                    take = b.cmp("icmp", better_pred["b" if v.dtype == BOOL else "i"], v, best)
+                return [b.select(take, v, best), b.select(take, Value(str(i), I64), best_i)]
+
+            _, best_i = ctx.for_range(n, step, carry=[first, const(I64, 0)], start=1) if n > 1 else (first, const(I64, 0))
+            out.store(oidx, convert(b, best_i, index_dtype))
+
+        ctx.loop_nest(out.shape, per_out)
+
+    rule.__name__ = f"_{prim.name}_lower"
+    return rule
+
+
+_arg_reduction(rd.argmax_p, {"f": "ogt", "i": "sgt", "b": "ugt"})
+_arg_reduction(rd.argmin_p, {"f": "olt", "i": "slt", "b": "ult"})
+
+
+def _cumulative(prim, kind):
+    @lower_materialized(prim)
+    def rule(ctx, x, *, axis, reverse=False):
+        b, out, n = ctx.b, ctx.outs[0], x.shape[axis]
+        outer = x.shape[:axis] + x.shape[axis + 1:]
+
+        def per_line(oidx):
+            oc = oidx.comps
+
+            def step(i, carried):
+                pos = b.isub(n - 1, i) if reverse else i
+                idx = ctx.idx(x.shape, comps=oc[:axis] + [pos] + oc[axis:])
+                acc = b.op("fadd" if kind == "sum" else "fmul", carried[0], x.at(idx)) if x.dtype.kind == "f" \
+                    else b.op("add" if kind == "sum" else "mul", carried[0], x.at(idx))
+                out.store(idx, acc)
+                return [acc]
+
+            ctx.for_range(n, step, carry=[_identity(kind, x.dtype)])
+
+        if n:
+            ctx.loop_nest(outer, per_line) if outer else per_line(ctx.idx((), comps=[]))
+
+    rule.__name__ = f"_{prim.name}_lower"
+    return rule
+
+
+_cumulative(rd.cumsum_p, "sum")
+_cumulative(rd.cumprod_p, "prod")
