@@ -30,9 +30,8 @@ import tracemalloc
 
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
 
+import common  # noqa: E402,I001  (first: sets the BLAS thread count before NumPy loads)
 import numpy as np  # noqa: E402
-
-import common  # noqa: E402
 from common import fmt  # noqa: E402
 
 

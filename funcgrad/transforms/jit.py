@@ -29,6 +29,7 @@ from funcgrad.core.ir import ClosedJaxpr, Jaxpr, JaxprPrinter
 from funcgrad.core.primitive import Primitive, batch_rules, jvp_rules, transpose_rules
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager
+from funcgrad.core.trace import _state as _trace_state
 from funcgrad.transforms.ad import is_linearizing, jvp_flat
 
 jit_call_p = Primitive("jit_call", multiple_results=True)
@@ -234,6 +235,7 @@ class JittedFunction:
         except (TypeError, ValueError):
             self._sig = None
         self._cache: dict = {}
+        self._fast: dict = {}  # (shape, dtype) per ndarray argument -> (exe.call, out_tree, single)
         self._last_key = None
 
     # -- argument handling ----------------------------------------------------------------
@@ -341,10 +343,25 @@ class JittedFunction:
         _log(f"compiling jit({self.__name__}) [cache size {len(self._cache)}]: {cause}")
 
     def __call__(self, *args, **kwargs):
-        (closed, hoisted, out_tree), leaves, _ = self._entry(args, kwargs)
+        # Fast path (the common cached call): only ndarray positional arguments, nothing
+        # staging. The key is just each argument's (shape, dtype).
+        if not kwargs and _trace_state.dynamic is None:
+            try:
+                key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else _NOT_FAST[0] for a in args])
+                call, out_tree, single = self._fast[key]
+            except (KeyError, IndexError):
+                pass
+            else:
+                outs = call(*args)
+                return outs[0] if single else pytree.tree_unflatten(out_tree, outs)
+        (closed, hoisted, out_tree), leaves, cached = self._entry(args, kwargs)
         if not hoisted and is_eager() and not any(isinstance(x, Tracer) for x in leaves):
             exe = _executable_for(closed, self.__name__)
-            outs = exe.call(*leaves) if hasattr(exe, "call") else exe(*leaves)
+            call = exe.call if hasattr(exe, "call") else exe
+            outs = call(*leaves)
+            if cached and not kwargs and not self._static_argnums and all(type(a) is np.ndarray for a in args):
+                single = out_tree.node_type is None
+                self._fast[tuple((a.shape, a.dtype) for a in args)] = (call, out_tree, single)
         else:
             outs = jit_call_p.bind(*hoisted, *leaves, jaxpr=closed, name=self.__name__)
         return pytree.tree_unflatten(out_tree, outs)
@@ -364,9 +381,13 @@ class JittedFunction:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._fast.clear()
 
     def __repr__(self):
         return f"<jit({self.__name__}), {len(self._cache)} compiled signature(s)>"
+
+
+_NOT_FAST: list = []  # indexing it raises IndexError -> caught as "not a fast-path call"
 
 
 def _fmt_key(k):
