@@ -159,18 +159,9 @@ def w4_matmul():
            "target <= 1.1x numpy")
 
 
-def mlp_loss(m, params, x, y):
-    w1, b1, w2, b2 = params
-    h = m.tanh(x @ w1 + b1)
-    logits = h @ w2 + b2
-    mx = m.max(logits, axis=1, keepdims=True)
-    logp = logits - mx - m.log(m.sum(m.exp(logits - mx), axis=1, keepdims=True))
-    return -m.sum(logp * y) / x.shape[0]
-
-
 def w5_mlp():
     sys.path.insert(0, os.path.dirname(__file__))
-    from eager_grad import PARAMS, X, Y, mlp_numpy_value_and_grad
+    from eager_grad import PARAMS, X, Y, mlp_loss, mlp_numpy_value_and_grad
 
     f = fg.jit(fg.value_and_grad(lambda p, x, y: mlp_loss(fnp, p, x, y)))
     f(PARAMS, X, Y)

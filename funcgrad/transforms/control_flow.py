@@ -151,18 +151,23 @@ def cond(pred, true_fun, false_fun, *operands):
     return _switch(lax.convert_element_type(pred, np.int32), [false_fun, true_fun], operands, names)
 
 
-def _split_linear_branch(branch: ClosedJaxpr, n_ops: int):
-    """Linearize ``branch`` abstractly: (forward closed jaxpr: ops -> outs + residuals,
-    linear closed jaxpr: residuals + tangents -> tangents, residual avals)."""
+def _linearize_abstract(body: ClosedJaxpr):
+    """Linearize ``body`` at abstract inputs: (forward closed jaxpr: inputs -> outputs +
+    residuals, the LinearFunction whose constvars are those residuals)."""
     holder = []
 
     def fwd(*xs):
-        outs, lin = linearize_flat(jaxpr_as_fun(branch), list(xs))
+        outs, lin = linearize_flat(jaxpr_as_fun(body), list(xs))
         holder.append(lin)
         return list(outs) + list(lin.consts)
 
-    fwd_closed = _closed(fwd, branch.in_avals)
-    lin = holder[0]
+    return _closed(fwd, body.in_avals), holder[0]
+
+
+def _split_linear_branch(branch: ClosedJaxpr, n_ops: int):
+    """Linearize ``branch`` abstractly: (forward closed jaxpr: ops -> outs + residuals,
+    linear closed jaxpr: residuals + tangents -> tangents, residual avals)."""
+    fwd_closed, lin = _linearize_abstract(branch)
     j = lin.jaxpr
     lin_closed = ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.eqns, j.outvars), [])
     res_avals = [get_aval_any(c) for c in lin.consts]
@@ -452,16 +457,7 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
         return _scan_jvp_eager(primals, tangents, jaxpr, nc, nk, length, reverse)
     tangents = [instantiate(t) if get_aval_any(p).dtype.kind == "f" else instantiate(Zero(tangent_aval(get_aval_any(p))))
                 for p, t in zip(primals, tangents)]
-    body_avals = jaxpr.in_avals
-    holder = []
-
-    def fwd(*xs):
-        outs, lin = linearize_flat(jaxpr_as_fun(jaxpr), list(xs))
-        holder.append(lin)
-        return list(outs) + list(lin.consts)
-
-    fwd_closed = _closed(fwd, body_avals)
-    lin = holder[0]
+    fwd_closed, lin = _linearize_abstract(jaxpr)
     n_out = len(jaxpr.out_avals)
     res_vars = fwd_closed.jaxpr.outvars[n_out:]
     # Residuals that depend only on the loop constants are the same every iteration:
@@ -862,24 +858,13 @@ def _tape_apply_abstract_eval(tape, *avals, body, num_consts, reverse, linear):
 def _while_jvp_tape(cc, bc, carry, t_bc, t_carry, cond_jaxpr, body_jaxpr, cond_nconsts):
     """Staged reverse mode: forward while recording residuals + linear tape replay."""
     nb, nk = len(bc), len(carry)
-    holder = []
-
-    def fwd(*xs):
-        outs, lin = linearize_flat(jaxpr_as_fun(body_jaxpr), list(xs))
-        holder.append(lin)
-        return list(outs) + list(lin.consts)
-
-    fwd_closed = _closed(fwd, body_jaxpr.in_avals)
-    lin = holder[0]
-    res_avals = [v.aval for v in lin.jaxpr.constvars]
+    fwd_closed, body, res_avals = _split_linear_branch(body_jaxpr, nb + nk)
     tape_aval = TapeAval(res_avals)
     outs = while_tape_p.bind(
         *cc, *bc, *carry, cond_jaxpr=cond_jaxpr, body_jaxpr=fwd_closed, cond_nconsts=cond_nconsts,
         body_nconsts=nb, tape_aval=tape_aval,
     )
     carry_out, tape = outs[:nk], outs[nk]
-    lj = lin.jaxpr
-    body = ClosedJaxpr(Jaxpr([], list(lj.constvars) + list(lj.invars), lj.eqns, lj.outvars), [])
     tans = [instantiate(t) for t in list(t_bc) + list(t_carry)]
     t_out = tape_apply_p.bind(tape, *tans, body=body, num_consts=nb, reverse=False, linear=(True,) * (nb + nk))
     return carry_out, t_out
