@@ -287,3 +287,28 @@ def test_switch_derivatives_all_modes():
         check_grads(f, (np.array([0.3, -0.8]),), order=2)
         fs = lambda x, i=i: staged(lambda v, j: lax.switch(j, branches, v), x, np.int32(i))  # noqa: E731
         check_grads(fs, (np.array([0.3, -0.8]),), order=2)
+
+
+def test_staged_hessian_through_while_loop():
+    # Forward-over-reverse through the run-time tape (while_tape / tape_apply JVPs).
+    h = staged(fg.hessian(newton_sqrt), 2.0)
+    assert float(np.asarray(h)) == pytest.approx(-0.25 * 2.0**-1.5, rel=1e-10)
+    assert float(fg.jit(fg.hessian(newton_sqrt))(9.0)) == pytest.approx(-0.25 * 9.0**-1.5, rel=1e-10)
+    f = lambda v: fnp.sum(fg.vmap(newton_sqrt)(v) * v)  # noqa: E731
+    x = np.array([2.0, 9.0])
+    np.testing.assert_allclose(staged(fg.hessian(f), x), fg.hessian(f)(x), rtol=1e-10)
+
+    def g(x):
+        return lax.while_loop(lambda c: c[1] < 5, lambda c: (fnp.sin(c[0]) * x + c[0], c[1] + 1), (x, 0))[0]
+
+    xx = np.array([0.3, 0.5])
+    np.testing.assert_allclose(staged(fg.hessian(lambda v: fnp.sum(g(v))), xx), fg.hessian(lambda v: fnp.sum(g(v)))(xx), rtol=1e-12)
+    # Hessian-vector product, staged
+    hvp = lambda v, t: fg.jvp(fg.grad(lambda u: fnp.sum(g(u))), (v,), (t,))[1]  # noqa: E731
+    np.testing.assert_allclose(staged(hvp, xx, np.array([1.0, 0.0])), fg.hessian(lambda v: fnp.sum(g(v)))(xx)[:, 0], rtol=1e-12)
+
+
+def test_reverse_over_reverse_through_staged_while_is_a_clear_error():
+    with pytest.raises(NotImplementedError, match="reverse-over-reverse"):
+        fg.make_jaxpr(fg.grad(fg.grad(newton_sqrt)))(2.0)
+    assert fg.grad(fg.grad(newton_sqrt))(2.0) == pytest.approx(-0.25 * 2.0**-1.5, rel=1e-10)  # eager works

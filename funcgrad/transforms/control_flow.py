@@ -974,8 +974,11 @@ def _tape_apply_batch(args, bdims, *, body, num_consts, reverse, linear):
     b = lambda a: ShapedArray((size,) + a.shape, a.dtype)  # noqa: E731
     inner = lambda *xs: batch_flat(jaxpr_as_fun(body), list(xs), [0] * len(xs), size, lambda i, n: 0)  # noqa: E731
     if t_aval.batch is None:
-        # An ordinary tape (same residuals for every lane): batch only the body.
-        new_body = _closed(inner, [b(a) for a in body.in_avals])
+        # An ordinary tape (same residuals for every lane): batch only the body's other
+        # inputs; the residuals it reads from the tape are not mapped.
+        dims = [None] * n_res + [0] * len(rest)
+        plain = lambda *xs: batch_flat(jaxpr_as_fun(body), list(xs), dims, size, lambda i, n: 0)  # noqa: E731
+        new_body = _closed(plain, list(body.in_avals[:n_res]) + [b(a) for a in body.in_avals[n_res:]])
     else:
         # A batched tape ends each iteration's residuals with the lanes' running mask:
         # lanes that had already stopped keep their carry (identity step).
@@ -997,6 +1000,167 @@ jvp_rules[tape_apply_p] = _tape_apply_jvp
 transpose_rules[tape_apply_p] = _tape_apply_transpose
 batch_rules[while_tape_p] = _while_tape_batch
 batch_rules[tape_apply_p] = _tape_apply_batch
-allow_missing("jvp", while_tape_p, "second-order reverse mode through a staged while_loop is not supported yet (eager loops are)")
 allow_missing("transpose", while_tape_p, "not linear: it is the forward half of a linearized while_loop")
 allow_missing("transpose", while_p, "not linear: reverse mode splits it into while_tape + tape_apply")
+
+
+# --- forward-mode derivatives of the tape primitives (staged hessian through while_loop) ----
+# hessian = jacfwd(jacrev(f)): the outer forward pass differentiates the reverse pass, so
+# while_tape and tape_apply need JVP rules. A tape's tangent is a tape of residual
+# tangents; ``tape_split`` / ``tape_zip`` separate and rejoin a combined run.
+
+def _split_tape_avals(aval, n):
+    res = list(aval.res_avals)
+    mask = [res.pop()] if aval.batch is not None else []
+    return (TapeAval(res[:n] + mask, aval.batch, aval.shape), TapeAval(res[n:] + mask, aval.batch, aval.shape))
+
+
+def _entry_parts(entry, masked):
+    return (list(entry[:-1]), [entry[-1]]) if masked else (list(entry), [])
+
+
+tape_split_p = Primitive("tape_split", multiple_results=True)
+
+
+@tape_split_p.def_impl
+def _tape_split_impl(tape, *, n):
+    masked = tape.aval.batch is not None
+    a_aval, b_aval = _split_tape_avals(tape.aval, n)
+    a, b = [], []
+    for e in tape.entries:
+        res, mask = _entry_parts(e, masked)
+        a.append(tuple(res[:n] + mask))
+        b.append(tuple(res[n:] + mask))
+    return [Tape(a, a_aval), Tape(b, b_aval)]
+
+
+@tape_split_p.def_abstract_eval
+def _tape_split_abstract_eval(tape, *, n):
+    return list(_split_tape_avals(tape, n))
+
+
+tape_zip_p = Primitive("tape_zip")
+
+
+def _zip_avals(a, b):
+    ra, rb = list(a.res_avals), list(b.res_avals)
+    mask = []
+    if a.batch is not None:
+        mask = [ra.pop()]
+        rb.pop()
+    return TapeAval(ra + rb + mask, a.batch, a.shape)
+
+
+@tape_zip_p.def_impl
+def _tape_zip_impl(a, b):
+    masked = a.aval.batch is not None
+    entries = []
+    for ea, eb in zip(a.entries, b.entries):
+        ra, mask = _entry_parts(ea, masked)
+        rb, _ = _entry_parts(eb, masked)
+        entries.append(tuple(ra + rb + mask))
+    return Tape(entries, _zip_avals(a.aval, b.aval))
+
+
+@tape_zip_p.def_abstract_eval
+def _tape_zip_abstract_eval(a, b):
+    return _zip_avals(a, b)
+
+
+def _while_tape_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, tape_aval):
+    if is_linearizing(tangents):
+        raise NotImplementedError(
+            "reverse-over-reverse derivatives through a staged while_loop are not supported yet; "
+            "use forward-over-reverse (fg.hessian, jacfwd(jacrev(f))) or run the loop eagerly"
+        )
+    cc, bc, carry = _while_parts(primals, cond_nconsts, body_nconsts)
+    tans = [instantiate(t) for t in tangents]
+    _, t_bc, t_carry = _while_parts(tans, cond_nconsts, body_nconsts)
+    nb, nk = len(bc), len(carry)
+    body_fn = jaxpr_as_fun(body_jaxpr)
+
+    def body_jvp(*xs):
+        b, tb, k, tk = xs[:nb], xs[nb:2 * nb], xs[2 * nb:2 * nb + nk], xs[2 * nb + nk:]
+        out, t_out = jvp_flat(body_fn, list(b) + list(k), list(tb) + list(tk))
+        t_out = [instantiate(t) for t in t_out]
+        return list(out[:nk]) + t_out[:nk] + list(out[nk:]) + t_out[nk:]
+
+    def cond_fn(*xs):
+        return eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *xs[:cond_nconsts + nk])
+
+    b_avals = list(body_jaxpr.in_avals[:nb])
+    k_avals = list(body_jaxpr.in_avals[nb:])
+    ta = lambda avals: [tangent_aval(a) for a in avals]  # noqa: E731
+    body_closed = _closed(body_jvp, b_avals + ta(b_avals) + k_avals + ta(k_avals))
+    cond_closed = _closed(cond_fn, list(cond_jaxpr.in_avals) + ta(k_avals))
+    n_res = len(tape_aval.res_avals)
+    combined = TapeAval(list(tape_aval.res_avals) + [tangent_aval(a) for a in tape_aval.res_avals])
+    outs = while_tape_p.bind(*cc, *bc, *t_bc, *carry, *t_carry, cond_jaxpr=cond_closed, body_jaxpr=body_closed,
+                             cond_nconsts=cond_nconsts, body_nconsts=2 * nb, tape_aval=combined)
+    tape, t_tape = tape_split_p.bind(outs[2 * nk], n=n_res)
+    return list(outs[:nk]) + [tape], list(outs[nk:2 * nk]) + [t_tape]
+
+
+def _tape_apply_jvp_full(primals, tangents, *, body, num_consts, reverse, linear):
+    tape, *args = primals
+    t_tape = tangents[0]
+    if type(t_tape) is Zero:
+        return _tape_apply_jvp(primals, tangents, body=body, num_consts=num_consts, reverse=reverse, linear=linear)
+    if is_linearizing(tangents):
+        raise NotImplementedError("reverse-over-reverse derivatives through a staged while_loop are not supported yet")
+    n_args = len(args)
+    n_res = len(body.in_avals) - n_args
+    t_args = [instantiate(t) if type(t) is not Zero else instantiate(Zero(tangent_aval(get_aval_any(a)))) for a, t in zip(args, tangents[1:])]
+    nc = num_consts
+    body_fn = jaxpr_as_fun(body)
+
+    def jvp_body(*xs):
+        res, dres = xs[:n_res], xs[n_res:2 * n_res]
+        c, dc = xs[2 * n_res:2 * n_res + nc], xs[2 * n_res + nc:2 * n_res + 2 * nc]
+        k, dk = xs[2 * n_res + 2 * nc:2 * n_res + 2 * nc + (n_args - nc)], xs[2 * n_res + 2 * nc + (n_args - nc):]
+        out, t_out = jvp_flat(body_fn, list(res) + list(c) + list(k), list(dres) + list(dc) + list(dk))
+        return list(out) + [instantiate(t) for t in t_out]
+
+    res_avals = list(body.in_avals[:n_res])
+    c_avals = list(body.in_avals[n_res:n_res + nc])
+    k_avals = list(body.in_avals[n_res + nc:])
+    ta = lambda avals: [tangent_aval(a) for a in avals]  # noqa: E731
+    new_body = _closed(jvp_body, res_avals + ta(res_avals) + c_avals + ta(c_avals) + k_avals + ta(k_avals))
+    zipped = tape_zip_p.bind(tape, t_tape)
+    c, k = list(args[:nc]), list(args[nc:])
+    tc, tk = t_args[:nc], t_args[nc:]
+    outs = tape_apply_p.bind(zipped, *c, *tc, *k, *tk, body=new_body, num_consts=2 * nc, reverse=reverse,
+                             linear=(False,) * (2 * n_args))
+    nk = n_args - nc
+    return outs[:nk], outs[nk:]
+
+
+def _tape_split_batch(args, bdims, *, n):
+    (tape,), (d,) = args, bdims
+    return tape_split_p.bind(tape, n=n), [d, d]
+
+
+def _tape_zip_batch(args, bdims):
+    (a, b), (da, db) = args, bdims
+    if da != db:
+        raise NotImplementedError("tape_zip: tapes batched differently")
+    return tape_zip_p.bind(a, b), da
+
+
+jvp_rules[while_tape_p] = _while_tape_jvp
+jvp_rules[tape_apply_p] = _tape_apply_jvp_full
+batch_rules[tape_split_p] = _tape_split_batch
+batch_rules[tape_zip_p] = _tape_zip_batch
+jvp_rules[tape_split_p] = lambda primals, tangents, *, n: (
+    tape_split_p.bind(primals[0], n=n),
+    [Zero(a) for a in _split_tape_avals(get_aval_any(primals[0]), n)] if type(tangents[0]) is Zero else tape_split_p.bind(tangents[0], n=n),
+)
+jvp_rules[tape_zip_p] = lambda primals, tangents: (
+    tape_zip_p.bind(*primals),
+    Zero(_zip_avals(*[get_aval_any(p) for p in primals])) if all(type(t) is Zero for t in tangents)
+    else tape_zip_p.bind(*[instantiate(t) for t in tangents]),
+)
+allow_missing("transpose", tape_split_p, "tapes are residual storage, not linear values")
+allow_missing("transpose", tape_zip_p, "tapes are residual storage, not linear values")
+allow_missing("lower", tape_split_p, "not lowered yet: forward-over-reverse through a staged while_loop runs in the interpreter inside jit (jit issue #6)")
+allow_missing("lower", tape_zip_p, "not lowered yet: forward-over-reverse through a staged while_loop runs in the interpreter inside jit (jit issue #6)")
