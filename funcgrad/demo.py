@@ -71,7 +71,31 @@ def main() -> None:
         print(f"   d/da sqrt(a) at a={a:g}: {float(g):.12f}  (exact {0.5 / np.sqrt(a):.12f})")
     print()
 
-    print("7. Python control flow on traced values is caught with a pointer to your line")
+    print("7. jit: the same code compiled to native code (fused loops, no temporaries)")
+    import time
+
+    def chain(m, x, y):
+        return m.sin(x) * y + m.exp(-x * x) * 0.5 - m.tanh(y)
+
+    xs, ys = np.linspace(-3, 3, 1_000_000), np.linspace(0, 1, 1_000_000)
+    compiled = fg.jit(lambda x, y: chain(fnp, x, y))
+    t0 = time.perf_counter()
+    out = compiled(xs, ys)
+    first = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for _ in range(5):
+        compiled(xs, ys)
+    t_fg = (time.perf_counter() - t0) / 5
+    t0 = time.perf_counter()
+    for _ in range(5):
+        ref = chain(np, xs, ys)
+    t_np = (time.perf_counter() - t0) / 5
+    print(f"   first call (trace + compile + run): {first * 1e3:.1f} ms; max |jit - numpy| = {np.max(np.abs(out - ref)):.1e}")
+    print(f"   later calls: {t_fg * 1e3:.2f} ms vs NumPy {t_np * 1e3:.2f} ms on 1e6 elements")
+    print("   grad, vmap and control flow compose with jit: jit(grad(f)), vmap(jit(f)), ...")
+    print()
+
+    print("8. Python control flow on traced values is caught with a pointer to your line")
     try:
         fg.make_jaxpr(lambda v: v if v.sum() > 0 else -v)(x)
     except fg.errors.TracerBoolConversionError as e:
