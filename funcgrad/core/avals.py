@@ -14,13 +14,14 @@ class ShapedArray:
     Printed in short form: ``f64[3,4]``, ``i64[]``, ``bool[5]``.
     """
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
     array_abstraction_level = 1
 
     def __init__(self, shape, dtype, weak_type: bool = False):
         self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
+        self._hash = None
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
@@ -51,7 +52,10 @@ class ShapedArray:
         )
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
+        h = self._hash
+        if h is None:  # avals are immutable: hash once (they key the tracing caches)
+            h = self._hash = hash((self.shape, self.dtype, self.weak_type))
+        return h
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
