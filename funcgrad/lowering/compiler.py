@@ -15,6 +15,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from funcgrad.core.avals import TapeAval
 from funcgrad.core.ir import Jaxpr, JaxprPrinter, Literal, Var
 from funcgrad.core.primitive import lower_rules
 from funcgrad.errors import LoweringError
@@ -80,26 +81,50 @@ def lowering_error(jaxpr: Jaxpr, index: int, why: str, source_info=None) -> Lowe
     lo, hi = max(1, at - 3), min(len(lines) - 1, at + 3)
     shown = [("--> " if i == at else "    ") + lines[i] for i in range(lo, hi)]
     eqn_text = printer.eqn(jaxpr.eqns[index], 0).strip()
-    msg = f"cannot compile equation {index}:\n    {eqn_text}\n{why}\nin context:\n" + "\n".join(shown)
+    first = why.splitlines()[0] if why else ""
+    msg = (f"cannot compile equation {index} ({jaxpr.eqns[index].primitive.name}): {first}\n    {eqn_text}\n"
+           f"{why}\nin context:\n" + "\n".join(shown))
     if source_info is not None:
         msg += f"\nfrom {getattr(source_info, 'filename', '?')}:{getattr(source_info, 'lineno', '?')}"
     return LoweringError(msg)
 
 
-def check_supported(jaxpr: Jaxpr) -> None:
+def check_supported(jaxpr: Jaxpr, sub: bool = False) -> None:
+    """Raise LoweringError if ``jaxpr`` (and the sub-jaxprs of its control flow) uses a
+    primitive without a lower rule or an unsupported dtype."""
+    from funcgrad.lowering.control_flow import sub_jaxprs, tape_positions
+
     for a in list(jaxpr.invars) + list(jaxpr.constvars):
         if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES:
             raise LoweringError(f"cannot compile a jaxpr with an input of type {a.aval.str_short()}")
+    for a in jaxpr.outvars:
+        if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES:
+            raise LoweringError(f"cannot compile a jaxpr with an output of type {a.aval.str_short()}"
+                                + (" (a tape must be consumed where it is made)" if isinstance(a.aval, TapeAval) else ""))
     for i, e in enumerate(jaxpr.eqns):
         if e.primitive not in lower_rules:
             raise lowering_error(
                 jaxpr, i,
                 f"primitive '{e.primitive.name}' has no lower rule (funcgrad.lowering supports "
-                "elementwise, layout, reduction, dot_general and indexing primitives; jit falls "
-                "back to the evaluator for the rest)", e.source_info)
-        for v in list(e.outputs) + [a for a in e.inputs if isinstance(a, (Var, Literal))]:
+                "elementwise, layout, reduction, dot_general, indexing and control-flow primitives; "
+                "jit falls back to the evaluator for the rest)", e.source_info)
+        tape_in, tape_out = tape_positions(e)
+        atoms = [(v, k in tape_out) for k, v in enumerate(e.outputs)]
+        atoms += [(a, k in tape_in) for k, a in enumerate(e.inputs) if isinstance(a, (Var, Literal))]
+        for v, tape_ok in atoms:
+            if tape_ok and isinstance(v.aval, TapeAval) and not v.aval.shape:
+                continue
+            if isinstance(v.aval, TapeAval):
+                raise lowering_error(jaxpr, i, f"a run-time tape ({v.aval.str_short()}) passed through "
+                                     f"'{e.primitive.name}' is not lowered yet (only while_tape -> tape_apply)",
+                                     e.source_info)
             if np.dtype(v.aval.dtype) not in SUPPORTED_DTYPES:
                 raise lowering_error(jaxpr, i, f"dtype {v.aval.dtype} is not supported by compiled code", e.source_info)
+        for what, sub_closed in sub_jaxprs(e):
+            try:
+                check_supported(sub_closed.jaxpr, sub=True)
+            except LoweringError as err:
+                raise lowering_error(jaxpr, i, f"in its {what}: {err}", e.source_info) from None
 
 
 # --- planning ------------------------------------------------------------------------------------
@@ -115,7 +140,10 @@ def _nbytes(aval) -> int:
     return int(np.prod(aval.shape, dtype=np.int64)) * np.dtype(aval.dtype).itemsize
 
 
-def plan(jaxpr: Jaxpr) -> Plan:
+def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
+    """``lazy_outs``: ids of outvars the caller reads as operands after the last
+    equation (0-d values of control-flow bodies kept in registers) instead of having
+    them written into a destination buffer."""
     p = Plan()
     eqns = jaxpr.eqns
     n = len(eqns)
@@ -123,7 +151,8 @@ def plan(jaxpr: Jaxpr) -> Plan:
     for i, e in enumerate(eqns):
         for vid in {id(a) for a in e.inputs if isinstance(a, Var)}:
             consumers[vid].append(i)
-    outset = {id(v) for v in jaxpr.outvars if isinstance(v, Var)}
+    outset = {id(v) for v in jaxpr.outvars if isinstance(v, Var) and id(v) not in lazy_outs}
+    _END = ("end",)  # a root evaluated after the last equation
     produced_at: dict[int, int] = {}
     for i, e in enumerate(eqns):
         for v in e.outputs:
@@ -139,7 +168,7 @@ def plan(jaxpr: Jaxpr) -> Plan:
                 p.materialized.add(vid)
                 p.roots[vid] = {vid}
                 continue
-            rs: set = set()
+            rs: set = {_END} if vid in lazy_outs else set()
             for c in consumers[vid]:
                 u = eqns[c].outputs[0]
                 rs |= p.roots[id(u)] if id(u) not in p.materialized else {id(u)}
@@ -158,7 +187,7 @@ def plan(jaxpr: Jaxpr) -> Plan:
             vid = id(v)
             if vid not in p.materialized or vid in outset:
                 continue
-            end = i
+            end = n if vid in lazy_outs else i
             for c in consumers[vid]:
                 u = id(eqns[c].outputs[0])
                 end = max([end, c] + [root_pos(r) for r in p.roots.get(u, ())])
@@ -178,40 +207,42 @@ def plan(jaxpr: Jaxpr) -> Plan:
 
 
 # --- emission -------------------------------------------------------------------------------------
-def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
-    """Emit ``@fg_main_core(inputs..., outputs...)``; return (const arrays kept alive, work)."""
-    b = FunctionBuilder(module)
-    nin, nout = len(jaxpr.invars), len(jaxpr.outvars)
-    temps = {"used": (p.workspace_bytes + ALIGN - 1) // ALIGN * ALIGN}
+def const_operand(ctx, aval, value):
+    """An operand for a constant array: 0-d values fold into the code, others are baked
+    in as the address of a C-contiguous copy that the executable keeps alive."""
+    arr = np.asarray(value, dtype=aval.dtype, order="C")  # (ascontiguousarray makes 0-d 1-d)
+    if arr.shape != tuple(aval.shape):
+        raise LoweringError(f"constant of shape {arr.shape} bound to {aval.str_short()}")
+    if arr.ndim == 0:
+        return ConstOperand(aval, arr[()])
+    ctx.keep.append(arr)
+    return BufferOperand(ctx, aval, f"inttoptr (i64 {arr.ctypes.data} to ptr)")
 
-    def workspace(nbytes):
-        temps["referenced"] = True
-        off = temps["used"]
-        temps["used"] = off + (nbytes + ALIGN - 1) // ALIGN * ALIGN
-        return b.emit(f"getelementptr inbounds i8, ptr %ws, i64 {off}")
 
-    ctx = LoweringContext(b, workspace)
-    b.lines.append("entry:")
-    setup = b.placeholder()
-    b.start_block("start")
+def emit_jaxpr(ctx, jaxpr: Jaxpr, consts, in_ops, out_dests, p: Plan | None = None, base: str | None = None):
+    """Emit ``jaxpr``'s equations at the builder's current position.
 
+    ``in_ops``: an operand per invar; ``consts``: values of the constvars.
+    ``out_dests``: per outvar a ``BufferOperand`` to write the value into, or None to
+    get the value back as an operand (for 0-d values kept in registers).
+    ``p``/``base``: the buffer plan and its workspace base pointer (by default a plan
+    is made here and its intermediates get a region of their own in the workspace).
+    Returns an operand per outvar (the destination buffer where one was given)."""
+    b = ctx.b
+    if p is None:
+        lazy = {id(v) for v, d in zip(jaxpr.outvars, out_dests) if d is None and isinstance(v, Var)}
+        p = plan(jaxpr, lazy_outs=lazy)
+    if base is None and p.workspace_bytes:
+        base = ctx.workspace_region(p.workspace_bytes)
     env: dict[int, object] = {}
-    keep = []
-    for k, v in enumerate(jaxpr.invars):
-        env[id(v)] = BufferOperand(ctx, v.aval, f"%a{k}")
-    for v, c in zip(jaxpr.constvars, closed.consts):
-        arr = np.asarray(c, dtype=v.aval.dtype, order="C")  # (ascontiguousarray makes 0-d 1-d)
-        if arr.shape != tuple(v.aval.shape):
-            raise LoweringError(f"constant of shape {arr.shape} bound to {v.aval.str_short()}")
-        if arr.ndim == 0:
-            env[id(v)] = ConstOperand(v.aval, arr[()])
-        else:
-            keep.append(arr)
-            env[id(v)] = BufferOperand(ctx, v.aval, f"inttoptr (i64 {arr.ctypes.data} to ptr)")
+    for v, op in zip(jaxpr.invars, in_ops):
+        env[id(v)] = op
+    for v, c in zip(jaxpr.constvars, consts):
+        env[id(v)] = const_operand(ctx, v.aval, c)
 
     dest_pos: dict[int, int] = {}
-    for j, v in enumerate(jaxpr.outvars):
-        if isinstance(v, Var) and id(v) in p.materialized and id(v) not in dest_pos:
+    for j, (v, d) in enumerate(zip(jaxpr.outvars, out_dests)):
+        if d is not None and isinstance(v, Var) and id(v) in p.materialized and id(v) not in dest_pos:
             dest_pos[id(v)] = j
 
     def read(a):
@@ -219,10 +250,9 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
 
     def buffer_for(v):
         if id(v) in dest_pos:
-            return BufferOperand(ctx, v.aval, f"%o{dest_pos[id(v)]}")
-        off = p.offsets[id(v)]
-        temps["referenced"] = True
-        return BufferOperand(ctx, v.aval, b.emit(f"getelementptr inbounds i8, ptr %ws, i64 {off}"))
+            return out_dests[dest_pos[id(v)]]
+        ctx.workspace_used()
+        return BufferOperand(ctx, v.aval, b.emit(f"getelementptr inbounds i8, ptr {base}, i64 {p.offsets[id(v)]}"))
 
     flat_memo: dict[int, bool] = {}
     producer = {id(o): e for e in jaxpr.eqns for o in e.outputs}
@@ -253,38 +283,95 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
                     opnd = dest
                 env[id(v)] = opnd
             else:
-                ctx.outs = [buffer_for(v) for v in e.outputs]
-                rule(ctx, *ops, **e.params)
-                ctx.work += sum(int(np.prod(o.shape, dtype=np.int64)) for o in ops)
-                for v, o in zip(e.outputs, ctx.outs):
+                outs = ctx.outs = [None if isinstance(v.aval, TapeAval) else buffer_for(v) for v in e.outputs]
+                res = rule(ctx, *ops, **e.params)
+                ctx.work += sum(int(np.prod(o.shape, dtype=np.int64)) for o in ops if not isinstance(o.aval, TapeAval))
+                if res is not None:  # rules may return operands (e.g. a tape) in place of buffers
+                    outs = res
+                for v, o in zip(e.outputs, outs):
                     env[id(v)] = o
         except LoweringError as err:
             raise lowering_error(jaxpr, i, str(err), e.source_info) from None
-    for j, a in enumerate(jaxpr.outvars):
-        if isinstance(a, Var) and dest_pos.get(id(a)) == j:
+    results = []
+    for j, (a, d) in enumerate(zip(jaxpr.outvars, out_dests)):
+        if d is None:
+            results.append(read(a))
             continue
-        dest = BufferOperand(ctx, a.aval, f"%o{j}")
-        ctx.write(dest, read(a), flat=True)
+        if not (isinstance(a, Var) and dest_pos.get(id(a)) == j):
+            ctx.write(d, read(a), flat=True)
+        results.append(d)
+    return results
+
+
+def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
+    """Emit ``@fg_main_core(inputs..., outputs...)``; return (const arrays kept alive, work)."""
+    b = FunctionBuilder(module)
+    nin, nout = len(jaxpr.invars), len(jaxpr.outvars)
+    temps = {"used": (p.workspace_bytes + ALIGN - 1) // ALIGN * ALIGN}
+
+    def workspace(nbytes):
+        temps["referenced"] = True
+        off = temps["used"]
+        temps["used"] = off + (nbytes + ALIGN - 1) // ALIGN * ALIGN
+        return b.emit(f"getelementptr inbounds i8, ptr %ws, i64 {off}")
+
+    def referenced():
+        temps["referenced"] = True
+
+    def global_slot(nbytes):
+        """Workspace for the whole call whose pointer is made in the prologue (so it
+        dominates all code, including the exits)."""
+        temps["referenced"] = True
+        off = temps["used"]
+        temps["used"] = off + (nbytes + ALIGN - 1) // ALIGN * ALIGN
+        name = b.tmp()
+        ctx.prologue.append(f"  {name} = getelementptr inbounds i8, ptr %ws, i64 {off}")
+        return name
+
+    ctx = LoweringContext(b, workspace)
+    ctx.workspace_used = referenced
+    ctx.global_slot = global_slot
+    b.lines.append("entry:")
+    setup = b.placeholder()
+    b.start_block("start")
+    prologue = b.placeholder()
+
+    in_ops = [BufferOperand(ctx, v.aval, f"%a{k}") for k, v in enumerate(jaxpr.invars)]
+    out_dests = [BufferOperand(ctx, a.aval, f"%o{j}") for j, a in enumerate(jaxpr.outvars)]
+    emit_jaxpr(ctx, jaxpr, closed.consts, in_ops, out_dests, p=p, base="%ws")
+    keep = ctx.keep
 
     total = temps["used"]
     if total == 0 and temps.get("referenced"):  # only empty buffers: still needs a base
         total = ALIGN
+    b.lines[prologue] = "\n".join(ctx.prologue)
+    on_heap = total > STACK_WORKSPACE_LIMIT
+    if ctx.cleanup or on_heap:
+        module.declare("free", "declare void @free(ptr) nounwind")
+    exits = [("", "ret i32 0")] + ([("fg_fail_oom:", "ret i32 2")] if ctx.fail_used else [])
+    for label, ret in exits:
+        if label:
+            b.lines.append(label)
+        for fn in ctx.cleanup:
+            fn(b)
+        if on_heap:
+            b.stmt("call void @free(ptr %ws)")
+        b.stmt(ret)
     if total == 0:
         b.lines[setup] = "  br label %start"
-        b.stmt("ret i32 0")
-    elif total <= STACK_WORKSPACE_LIMIT:
+    elif not on_heap:
         b.lines[setup] = f"  %ws = alloca i8, i64 {total}, align {ALIGN}\n  br label %start"
-        b.stmt("ret i32 0")
     else:
         module.declare("malloc", "declare noalias ptr @malloc(i64) nounwind")
-        module.declare("free", "declare void @free(ptr) nounwind")
         b.lines[setup] = (f"  %ws = call ptr @malloc(i64 {total})\n  %wsnull = icmp eq ptr %ws, null\n"
                           "  br i1 %wsnull, label %oom, label %start")
-        b.stmt("call void @free(ptr %ws)")
-        b.stmt("ret i32 0")
         b.lines.append("oom:\n  ret i32 2")
     params = [f"ptr noalias nocapture %a{k}" for k in range(nin)] + [f"ptr noalias nocapture %o{j}" for j in range(nout)]
     module.functions.append(
         f"define internal i32 @fg_main_core({', '.join(params)}) noinline nounwind {{\n{b.text()}\n}}"
     )
     return keep, ctx.work, total
+
+
+from funcgrad.lowering import control_flow as _control_flow  # noqa: E402,F401  (registers its rules; uses this module)
+from funcgrad.lowering import sort as _sort  # noqa: E402,F401  (registers its rule)

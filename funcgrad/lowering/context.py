@@ -138,6 +138,17 @@ class ConstOperand(Operand):
         return self.value
 
 
+class RegOperand(Operand):
+    """A 0-d value held in a register (e.g. a loop-carried scalar)."""
+
+    def __init__(self, aval, value: Value):
+        super().__init__(aval)
+        self.value = value
+
+    def at(self, idx: Idx) -> Value:
+        return self.value
+
+
 class LazyOperand(Operand):
     """A fused value: ``fn(idx)`` emits the code computing one element (memoised per
     loop body, so an element used twice is computed once)."""
@@ -166,6 +177,26 @@ class LoweringContext:
         self.eqn = None  # the equation being lowered
         self.out_aval = None  # its (first) output's aval, for view rules
         self.work = 0  # estimated element operations, to decide on releasing the GIL
+        self.keep: list = []  # constant arrays whose addresses are baked into the code
+        self.prologue: list[str] = []  # IR lines run once at function entry (after %ws exists)
+        self.cleanup: list = []  # fn(builder) emitting code run before every return
+        self.global_slot = None  # global_slot(nbytes) -> pointer made in the prologue
+        self.fail_used = False  # did code branch to %fg_fail_oom (frees, returns status 2)?
+        self.workspace_used = lambda: None  # note that %ws is referenced
+
+    def workspace_region(self, nbytes: int) -> str:
+        """A pointer to ``nbytes`` of workspace owned by the caller for the whole call."""
+        return self._workspace(nbytes)
+
+    def scoped(self, fn: Callable):
+        """Run ``fn()`` with memoised values scoped to it (for code in its own blocks:
+        values it computes do not dominate what follows)."""
+        saved = self.memo
+        self.memo = dict(saved)
+        try:
+            return fn()
+        finally:
+            self.memo = saved
 
     # --- operands ------------------------------------------------------------------
     def view(self, aval, fn: Callable[[Idx], Value]) -> LazyOperand:

@@ -12,6 +12,7 @@ import numpy as np
 
 from funcgrad.core.prims import elementwise as ew
 from funcgrad.errors import LoweringError
+from funcgrad.lowering import vecmath
 from funcgrad.lowering.builder import BOOL, F64, LLTYPE, Value, const
 from funcgrad.lowering.context import lower_view
 
@@ -55,6 +56,19 @@ def libm(name: str):
     return emit
 
 
+def math_fn(name: str):
+    """Emitter for a transcendental: the vectorisable IR version from ``vecmath`` when
+    there is one, else the C library (scalar calls: the loop does not vectorise)."""
+    fallback = libm(name)
+
+    def emit(b, *xs):
+        if vecmath.supports(name, xs[0].dtype):
+            return vecmath.call(b, name, *xs)
+        return fallback(b, *xs)
+
+    return emit
+
+
 def _unary_intrinsic(name):
     return lambda b, x: intrinsic(name, x, b=b)
 
@@ -66,7 +80,7 @@ def _is_finite(b, x):
 
 for _name in ("exp", "log", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan",
               "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "cbrt"):
-    elementwise(getattr(ew, f"{_name}_p"), libm(_name))
+    elementwise(getattr(ew, f"{_name}_p"), math_fn(_name))
 elementwise(ew.sqrt_p, _unary_intrinsic("sqrt"))
 elementwise(ew.floor_p, _unary_intrinsic("floor"), cheap=True)
 elementwise(ew.ceil_p, _unary_intrinsic("ceil"), cheap=True)
@@ -201,7 +215,7 @@ elementwise(ew.rem_p, _rem)
 elementwise(ew.pow_p, _pow)
 elementwise(ew.max_p, _max_min("ogt", "sgt", "or"), cheap=True)
 elementwise(ew.min_p, _max_min("olt", "slt", "and"), cheap=True)
-elementwise(ew.atan2_p, libm("atan2"))
+elementwise(ew.atan2_p, math_fn("atan2"))
 elementwise(ew.copysign_p, lambda b, x, y: intrinsic("copysign", x, y, b=b), cheap=True)
 elementwise(ew.and_p, lambda b, x, y: b.op("and", x, y), cheap=True)
 elementwise(ew.or_p, lambda b, x, y: b.op("or", x, y), cheap=True)
