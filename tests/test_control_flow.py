@@ -312,3 +312,17 @@ def test_reverse_over_reverse_through_staged_while_is_a_clear_error():
     with pytest.raises(NotImplementedError, match="reverse-over-reverse"):
         fg.make_jaxpr(fg.grad(fg.grad(newton_sqrt)))(2.0)
     assert fg.grad(fg.grad(newton_sqrt))(2.0) == pytest.approx(-0.25 * 2.0**-1.5, rel=1e-10)  # eager works
+
+
+def test_grad_of_cond_whose_branch_contains_a_while_loop():
+    def f(x):
+        def loop(v):
+            return lax.while_loop(lambda c: c[1] < 3, lambda c: (fnp.sin(c[0]) + v, c[1] + 1), (v, 0))[0]
+
+        return lax.cond(x > 1.0, loop, lambda v: v * 2.0, x)
+
+    for x in (2.0, 0.5):
+        g = fg.grad(f)(x)
+        assert float(staged(fg.grad(f), x)) == pytest.approx(g, rel=1e-14)
+        assert float(fg.jit(fg.grad(f))(x)) == pytest.approx(g, rel=1e-14)
+    check_grads(f, (2.0,), order=1)

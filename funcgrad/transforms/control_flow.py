@@ -174,6 +174,15 @@ def _split_linear_branch(branch: ClosedJaxpr, n_ops: int):
     return fwd_closed, lin_closed, res_avals
 
 
+def _zero_residual(aval):
+    """A placeholder for another branch's residual: zeros, or an empty tape."""
+    if isinstance(aval, TapeAval):
+        return tape_empty_p.bind(aval=aval)
+    from funcgrad.core.ad_util import zeros_like_aval
+
+    return zeros_like_aval(aval)
+
+
 def _join_residuals(fwds, lins, res_avals_list, n_out):
     """Give every branch the same residual slots: branch k fills its own and outputs
     zeros in the others'; its linear part reads only its own."""
@@ -188,7 +197,7 @@ def _join_residuals(fwds, lins, res_avals_list, n_out):
         def fwd_k(*xs, f=f, lo=lo, hi=hi):
             out = eval_jaxpr(f.jaxpr, f.consts, *xs)
             own = out[n_out:]
-            res = [own[j - lo] if lo <= j < hi else zeros_like_aval(a) for j, a in enumerate(all_res)]
+            res = [own[j - lo] if lo <= j < hi else _zero_residual(a) for j, a in enumerate(all_res)]
             return list(out[:n_out]) + res
 
         def lin_k(*xs, l=l, lo=lo, hi=hi):
@@ -1164,3 +1173,13 @@ allow_missing("transpose", tape_split_p, "tapes are residual storage, not linear
 allow_missing("transpose", tape_zip_p, "tapes are residual storage, not linear values")
 allow_missing("lower", tape_split_p, "not lowered yet: forward-over-reverse through a staged while_loop runs in the interpreter inside jit (jit issue #6)")
 allow_missing("lower", tape_zip_p, "not lowered yet: forward-over-reverse through a staged while_loop runs in the interpreter inside jit (jit issue #6)")
+
+
+# An empty tape: the placeholder a cond branch outputs in another branch's tape slot.
+tape_empty_p = Primitive("tape_empty")
+tape_empty_p.def_impl(lambda *, aval: Tape([], aval))
+tape_empty_p.def_abstract_eval(lambda *, aval: aval)
+jvp_rules[tape_empty_p] = lambda primals, tangents, *, aval: (tape_empty_p.bind(aval=aval), Zero(aval))
+allow_missing("batch", tape_empty_p, "takes no operands, so it is never batched")
+allow_missing("transpose", tape_empty_p, "tapes are residual storage, not linear values")
+allow_missing("lower", tape_empty_p, "not lowered yet: gradients of a cond containing a staged while_loop run in the interpreter inside jit (jit issue #6)")
