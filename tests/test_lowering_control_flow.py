@@ -154,21 +154,7 @@ def test_fori_loop_static_and_dynamic_bounds():
 
 # --- scan -------------------------------------------------------------------------------------
 
-def rnn_loss(W, xs, h0):
-    h, _ = lax.scan(lambda h, x: (fnp.tanh(W @ h + x), None), h0, xs)
-    return fnp.sum(h)
-
-
-def bptt(W, xs, h0):
-    hs = [h0]
-    for x in xs:
-        hs.append(np.tanh(W @ hs[-1] + x))
-    dh, dW = np.ones_like(h0), np.zeros_like(W)
-    for t in range(len(xs), 0, -1):
-        da = dh * (1 - hs[t] ** 2)
-        dW += np.outer(da, hs[t - 1])
-        dh = W.T @ da
-    return dW
+from test_control_flow import bptt, rnn_loss  # noqa: E402  (one RNN and its hand-written BPTT)
 
 
 @pytest.mark.parametrize("n", [4, 64])
