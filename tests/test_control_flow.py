@@ -260,17 +260,21 @@ def test_staged_while_reverse_mode_runtime_trip_count():
     np.testing.assert_allclose(staged(fg.vmap(fg.grad(newton_sqrt)), np.array([4.0, 16.0])), [0.25, 0.125], rtol=1e-10)
 
 
+def nested_loops(x):
+    """A while inside a scan inside a while (shared with the lowering tests)."""
+
+    def scan_body(c, xi):
+        inner = lax.while_loop(lambda v: v[1] < 2, lambda v: (fnp.sin(v[0]) + xi, v[1] + 1), (c, 0))[0]
+        return inner, inner
+
+    def outer_body(s):
+        return lax.scan(scan_body, s[0], np.linspace(-0.5, 0.5, 3))[0] * 0.5, s[1] + 1
+
+    return lax.while_loop(lambda s: s[1] < 3, outer_body, (x, 0))[0]
+
+
 def test_while_inside_scan_inside_while():
-    def f(x):
-        def scan_body(c, xi):
-            inner = lax.while_loop(lambda v: v[1] < 2, lambda v: (fnp.sin(v[0]) + xi, v[1] + 1), (c, 0))[0]
-            return inner, inner
-
-        def outer_body(s):
-            return lax.scan(scan_body, s[0], np.linspace(-0.5, 0.5, 3))[0] * 0.5, s[1] + 1
-
-        return lax.while_loop(lambda s: s[1] < 3, outer_body, (x, 0))[0]
-
+    f = nested_loops
     x = 0.4
     check_grads(f, (x,), order=2)
     np.testing.assert_allclose(staged(f, x), f(x), rtol=1e-15)

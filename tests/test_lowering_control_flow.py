@@ -154,7 +154,7 @@ def test_fori_loop_static_and_dynamic_bounds():
 
 # --- scan -------------------------------------------------------------------------------------
 
-from test_control_flow import bptt, rnn_loss  # noqa: E402  (one RNN and its hand-written BPTT)
+from test_control_flow import bptt, nested_loops, rnn_loss  # noqa: E402  (one RNN and its hand-written BPTT)
 
 
 @pytest.mark.parametrize("n", [4, 64])
@@ -195,15 +195,7 @@ def test_scan_without_xs_and_empty_scan():
 
 
 def test_while_inside_scan_inside_while():
-    def f(x):
-        def scan_body(c, xi):
-            inner = lax.while_loop(lambda v: v[1] < 2, lambda v: (fnp.sin(v[0]) + xi, v[1] + 1), (c, 0))[0]
-            return inner, inner
-
-        def outer_body(s):
-            return lax.scan(scan_body, s[0], np.linspace(-0.5, 0.5, 3))[0] * 0.5, s[1] + 1
-
-        return lax.while_loop(lambda s: s[1] < 3, outer_body, (x, 0))[0]
+    f = nested_loops
 
     check(f, 0.3)
     assert_native(fg.jit(f), 0.3)
