@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.core.avals import ShapedArray
+from funcgrad.core.avals import ShapedArray, TapeAval
 from funcgrad.core.primitive import ALLOWED_MISSING, Primitive, allow_missing, jvp_rules, transpose_rules
 from funcgrad.core.trace import get_aval_any
 
@@ -56,10 +56,19 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
 
 
 def is_differentiable(aval: ShapedArray) -> bool:
-    return aval.dtype.kind == "f"
+    # A run-time tape (reverse mode through a staged while_loop) holds float residuals:
+    # its tangent is a tape of their tangents (higher-order derivatives).
+    return aval.dtype.kind == "f" or type(aval) is TapeAval
+
+
+# How to make a zero / add two (co)tangents of a tape: registered by
+# ``transforms/tape_scan.py`` (core does not import transforms).
+TAPE_OPS: dict = {}
 
 
 def zeros_like_aval(aval: ShapedArray):
+    if type(aval) is TapeAval:
+        return TAPE_OPS["zeros"](aval)
     from funcgrad.core import lax_api as lax  # lazy: lax_api needs every primitive declared
 
     return lax.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
@@ -77,6 +86,8 @@ def add_tangents(a, b):
         return a
     from funcgrad.core import lax_api as lax  # lazy: see zeros_like_aval
 
+    if type(getattr(a, "aval", None)) is TapeAval:
+        return TAPE_OPS["add"](a, b)
     return lax.add(a, b)
 
 

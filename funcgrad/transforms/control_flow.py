@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.core import pytree
-from funcgrad.core.ad_util import UndefinedPrimal, Zero, instantiate, is_undefined, tangent_aval
+from funcgrad.core.ad_util import UndefinedPrimal, Zero, instantiate, is_differentiable, is_undefined, tangent_aval
 from funcgrad.core.avals import ShapedArray, TapeAval
 from funcgrad.core.interpret import eval_jaxpr, jaxpr_as_fun
 from funcgrad.core.ir import ClosedJaxpr, Jaxpr, Var
@@ -211,7 +211,7 @@ def _join_residuals(fwds, lins, res_avals_list, n_out):
 
 def _cond_jvp(primals, tangents, *, branches):
     index, *ops = primals
-    op_tangents = [instantiate(t) if get_aval_any(p).dtype.kind == "f" else Zero(tangent_aval(get_aval_any(p)))
+    op_tangents = [instantiate(t) if is_differentiable(get_aval_any(p)) else Zero(tangent_aval(get_aval_any(p)))
                    for p, t in zip(ops, tangents[1:])]
     concrete = _concrete(index)
     if concrete is not None:  # the branch is known: differentiate it directly
@@ -464,7 +464,7 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
     nc, nk = num_consts, num_carry
     if _all_concrete(primals):
         return _scan_jvp_eager(primals, tangents, jaxpr, nc, nk, length, reverse)
-    tangents = [instantiate(t) if get_aval_any(p).dtype.kind == "f" else instantiate(Zero(tangent_aval(get_aval_any(p))))
+    tangents = [instantiate(t) if is_differentiable(get_aval_any(p)) else instantiate(Zero(tangent_aval(get_aval_any(p))))
                 for p, t in zip(primals, tangents)]
     fwd_closed, lin = _linearize_abstract(jaxpr)
     n_out = len(jaxpr.out_avals)
@@ -681,7 +681,7 @@ def _has_tracers(xs):
 def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     cc, bc, carry = _while_parts(primals, cond_nconsts, body_nconsts)
     nb = body_nconsts
-    tans = [instantiate(t) if get_aval_any(p).dtype.kind == "f" else Zero(tangent_aval(get_aval_any(p)))
+    tans = [instantiate(t) if is_differentiable(get_aval_any(p)) else Zero(tangent_aval(get_aval_any(p)))
             for p, t in zip(primals, tangents)]
     t_bc, t_carry = tans[cond_nconsts:cond_nconsts + nb], tans[cond_nconsts + nb:]
     body_fn = jaxpr_as_fun(body_jaxpr)
@@ -821,7 +821,25 @@ class Tape:
         self.aval = aval
 
     def __repr__(self):
+        if self.entries is None:
+            return f"Tape(zeros of {self.aval.str_short()})"
         return f"Tape({len(self.entries)} iterations of {self.aval.str_short()})"
+
+    def records(self, n: int):
+        """The records; a zero tape (``entries is None``, a tangent known to be zero)
+        gives ``n`` records of zeros."""
+        if self.entries is not None:
+            return self.entries
+        zeros = tuple(np.zeros(a.shape, a.dtype) for a in self.aval.res_avals)
+        return [zeros] * n
+
+
+def _tape_length(tapes) -> int:
+    """Records in each of ``tapes`` (zero tapes take the others' length)."""
+    lengths = {len(t.entries) for t in tapes if t.entries is not None}
+    if len(lengths) > 1:
+        raise ValueError(f"tapes of different lengths {sorted(lengths)}")
+    return lengths.pop() if lengths else 0
 
 
 while_tape_p = Primitive("while_tape", multiple_results=True)
@@ -923,8 +941,10 @@ def _tape_apply_jvp(primals, tangents, *, body, num_consts, reverse, linear):
     tape, *args = primals
     ans = tape_apply_p.bind(tape, *args, body=body, num_consts=num_consts, reverse=reverse, linear=linear)
     nonlin_moving = [t for t, l in zip(tangents[1:], linear) if not l and type(t) is not Zero]
-    if nonlin_moving:
-        raise NotImplementedError("second-order derivatives through a staged while_loop's reverse pass are not supported yet")
+    if nonlin_moving or is_linearizing(tangents):
+        # the residuals' consumers move too (or tangents are staged): the general rule
+        return tape_scan.tape_apply_as_scan_jvp(primals, tangents, body=body, num_consts=num_consts,
+                                                reverse=reverse, linear=linear)
     t_args = [a if not l else instantiate(t) for a, t, l in zip(args, tangents[1:], linear)]
     if all(type(t) is Zero for t, l in zip(tangents[1:], linear) if l):
         return ans, [Zero(tangent_aval(get_aval_any(a))) for a in ans]
@@ -1035,6 +1055,8 @@ tape_split_p = Primitive("tape_split", multiple_results=True)
 def _tape_split_impl(tape, *, n):
     masked = tape.aval.batch is not None
     a_aval, b_aval = _split_tape_avals(tape.aval, n)
+    if tape.entries is None:
+        return [Tape(None, a_aval), Tape(None, b_aval)]
     a, b = [], []
     for e in tape.entries:
         res, mask = _entry_parts(e, masked)
@@ -1063,8 +1085,11 @@ def _zip_avals(a, b):
 @tape_zip_p.def_impl
 def _tape_zip_impl(a, b):
     masked = a.aval.batch is not None
+    if a.entries is None and b.entries is None:
+        return Tape(None, _zip_avals(a.aval, b.aval))
+    n = _tape_length([a, b])
     entries = []
-    for ea, eb in zip(a.entries, b.entries):
+    for ea, eb in zip(a.records(n), b.records(n)):
         ra, mask = _entry_parts(ea, masked)
         rb, _ = _entry_parts(eb, masked)
         entries.append(tuple(ra + rb + mask))
@@ -1077,12 +1102,11 @@ def _tape_zip_abstract_eval(a, b):
 
 
 def _while_tape_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, tape_aval):
-    if is_linearizing(tangents):
-        raise NotImplementedError(
-            "reverse-over-reverse derivatives through a staged while_loop are not supported yet; "
-            "use forward-over-reverse (fg.hessian, jacfwd(jacrev(f))) or run the loop eagerly"
-        )
     cc, bc, carry = _while_parts(primals, cond_nconsts, body_nconsts)
+    if is_linearizing(tangents):  # reverse over reverse: see tape_scan.py
+        _, t_bc, t_carry = _while_parts(tangents, cond_nconsts, body_nconsts)
+        return tape_scan.while_tape_linearize(cc, bc, carry, t_bc, t_carry, cond_jaxpr=cond_jaxpr,
+                                              body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts, tape_aval=tape_aval)
     tans = [instantiate(t) for t in tangents]
     _, t_bc, t_carry = _while_parts(tans, cond_nconsts, body_nconsts)
     nb, nk = len(bc), len(carry)
@@ -1115,8 +1139,9 @@ def _tape_apply_jvp_full(primals, tangents, *, body, num_consts, reverse, linear
     t_tape = tangents[0]
     if type(t_tape) is Zero:
         return _tape_apply_jvp(primals, tangents, body=body, num_consts=num_consts, reverse=reverse, linear=linear)
-    if is_linearizing(tangents):
-        raise NotImplementedError("reverse-over-reverse derivatives through a staged while_loop are not supported yet")
+    if is_linearizing(tangents):  # reverse over reverse: see tape_scan.py
+        return tape_scan.tape_apply_as_scan_jvp(primals, tangents, body=body, num_consts=num_consts,
+                                                reverse=reverse, linear=linear)
     n_args = len(args)
     n_res = len(body.in_avals) - n_args
     t_args = [instantiate(t) if type(t) is not Zero else instantiate(Zero(tangent_aval(get_aval_any(a)))) for a, t in zip(args, tangents[1:])]
@@ -1169,8 +1194,6 @@ jvp_rules[tape_zip_p] = lambda primals, tangents: (
     Zero(_zip_avals(*[get_aval_any(p) for p in primals])) if all(type(t) is Zero for t in tangents)
     else tape_zip_p.bind(*[instantiate(t) for t in tangents]),
 )
-allow_missing("transpose", tape_split_p, "tapes are residual storage, not linear values")
-allow_missing("transpose", tape_zip_p, "tapes are residual storage, not linear values")
 allow_missing("lower", tape_split_p, "not lowered yet: forward-over-reverse through a staged while_loop runs in the interpreter inside jit (jit issue #6)")
 allow_missing("lower", tape_zip_p, "not lowered yet: forward-over-reverse through a staged while_loop runs in the interpreter inside jit (jit issue #6)")
 
@@ -1183,3 +1206,5 @@ jvp_rules[tape_empty_p] = lambda primals, tangents, *, aval: (tape_empty_p.bind(
 allow_missing("batch", tape_empty_p, "takes no operands, so it is never batched")
 allow_missing("transpose", tape_empty_p, "tapes are residual storage, not linear values")
 allow_missing("lower", tape_empty_p, "not lowered yet: gradients of a cond containing a staged while_loop run in the interpreter inside jit (jit issue #6)")
+
+from funcgrad.transforms import tape_scan  # noqa: E402  (its rules build on the primitives above)

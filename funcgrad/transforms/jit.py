@@ -22,8 +22,8 @@ import numpy as np
 
 from funcgrad import errors
 from funcgrad.core import pytree
-from funcgrad.core.ad_util import Zero, instantiate, is_undefined, tangent_aval
-from funcgrad.core.avals import ShapedArray, get_aval
+from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, is_undefined, tangent_aval
+from funcgrad.core.avals import ShapedArray, TapeAval, get_aval
 from funcgrad.core.interpret import eval_jaxpr, jaxpr_as_fun
 from funcgrad.core.ir import ClosedJaxpr, Jaxpr, JaxprPrinter
 from funcgrad.core.primitive import Primitive, batch_rules, jvp_rules, transpose_rules
@@ -116,13 +116,18 @@ def _closed_of(fun_flat, in_avals) -> ClosedJaxpr:
 
 
 def _jit_call_jvp(primals, tangents, *, jaxpr, name):
-    tangents = [instantiate(t) if get_aval_any(p).dtype.kind == "f" else Zero(tangent_aval(get_aval_any(p)))
+    tangents = [instantiate(t) if is_differentiable(get_aval_any(p)) else Zero(tangent_aval(get_aval_any(p)))
                 for p, t in zip(primals, tangents)]
     if is_linearizing(tangents):
         # Reverse mode: a jitted forward (outputs + residuals) and a jitted linear part.
         from funcgrad.transforms.control_flow import _split_linear_branch
 
         fwd, lin, res_avals = _split_linear_branch(jaxpr, len(primals))
+        if any(isinstance(a, TapeAval) for a in res_avals):
+            # A while_loop's run-time tape lives only inside compiled code: it cannot be
+            # handed from a compiled forward to a compiled linear part. Differentiate
+            # through the call instead (eagerly the loop then runs in Python).
+            return jvp_flat(jaxpr_as_fun(jaxpr), list(primals), tangents)
         n_out = len(jaxpr.out_avals)
         outs = jit_call_p.bind(*primals, jaxpr=fwd, name=f"{name}_fwd")
         primal_out, res = outs[:n_out], outs[n_out:]

@@ -1,0 +1,452 @@
+"""``tape_scan``: a loop over run-time tapes with a carry and per-record outputs, and
+the rules that make reverse mode through a staged ``while_loop`` differentiable again.
+
+First-order reverse mode through a staged while (``control_flow.py``) is a forward
+loop ``while_tape`` that records each iteration's residuals on a tape whose length is
+known only at run time, plus ``tape_apply``, which replays it. Differentiating *that*
+program in reverse (``grad(grad(f))`` under ``jit``/``make_jaxpr``) needs the
+derivative of a tape's contents: a tangent tape (one record of residual tangents per
+iteration) on the way forward and a cotangent tape on the way back. ``tape_scan`` is
+the one construct all of those rules produce:
+
+    tape_scan(tape_1 .. tape_m, consts, carry; body) -> (carry', ys_tape)
+
+iterates over the records of the tapes (all of one length) forwards or backwards;
+``body(fields of record i of every tape, consts, carry) -> (carry', ys_i)``; ``ys_i``
+become record ``i`` of a new tape (records stay in index order whatever the
+direction). It is a scan whose ``xs`` and ``ys`` are tapes.
+
+Its rules close the system under differentiation:
+
+- linearize (``jvp`` with staged tangents): linearize the body abstractly into
+  ``fwd: in -> (out, s)`` and ``lin: (s, d_in) -> d_out``; the primal is a tape_scan of
+  ``fwd`` recording ``s`` next to ``ys``; the tangent a tape_scan of ``lin`` over that
+  ``s``-tape and the input tangent tapes, in the same direction.
+- transpose: the same walk in the other direction over the non-linear tapes and the
+  cotangent of ``ys``, carrying the cotangents of the linear carry and accumulating
+  those of the linear consts; the cotangents of linear *tapes* come out as ``ys``.
+- ``while_tape`` under linearization records the body's second-level residuals on its
+  tape and its tangent is a forward tape_scan (below); ``tape_apply`` is a tape_scan
+  without ``ys``, so its derivative rules are these.
+
+``tape_split`` / ``tape_zip`` (records cut in two / put side by side) are linear and
+transpose into each other. Batched tapes (``vmap``) are not handled by these rules yet.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.core.ad_util import TAPE_OPS, Zero, instantiate, is_undefined, tangent_aval, zeros_like_aval
+from funcgrad.core.avals import TapeAval
+from funcgrad.core.interpret import eval_jaxpr, jaxpr_as_fun
+from funcgrad.core.ir import ClosedJaxpr, Jaxpr
+from funcgrad.core.primitive import Primitive, allow_missing, batch_rules, jvp_rules, transpose_rules
+from funcgrad.core.trace import get_aval_any
+from funcgrad.transforms import control_flow as cf
+from funcgrad.transforms.ad import backward_pass, is_linearizing, jvp_flat
+
+tape_scan_p = Primitive("tape_scan", multiple_results=True)
+
+
+def _tape_aval(x) -> TapeAval:
+    return x.aval if isinstance(x, cf.Tape) else get_aval_any(x)
+
+
+def _parts(args, num_tapes, num_consts):
+    return list(args[:num_tapes]), list(args[num_tapes:num_tapes + num_consts]), list(args[num_tapes + num_consts:])
+
+
+def _same(xs, ys) -> bool:
+    return len(xs) == len(ys) and all(a.same_type(b) for a, b in zip(xs, ys))
+
+
+def _field_avals(tape_avals):
+    return [a for t in tape_avals for a in t.res_avals]
+
+
+@tape_scan_p.def_impl
+def _tape_scan_impl(*args, body, num_tapes, num_consts, reverse, linear, ys_aval):
+    tapes, consts, carry = _parts(args, num_tapes, num_consts)
+    n = cf._tape_length(tapes)
+    records = [t.records(n) for t in tapes]
+    nk = len(carry)
+    ys = [()] * n
+    for i in (range(n - 1, -1, -1) if reverse else range(n)):
+        fields = [f for r in records for f in r[i]]
+        out = eval_jaxpr(body.jaxpr, body.consts, *fields, *consts, *carry)
+        carry, ys[i] = list(out[:nk]), tuple(out[nk:])
+    return carry + ([cf.Tape(ys, ys_aval)] if ys_aval is not None else [])
+
+
+@tape_scan_p.def_abstract_eval
+def _tape_scan_abstract_eval(*avals, body, num_tapes, num_consts, reverse, linear, ys_aval):
+    tapes, consts, carry = _parts(avals, num_tapes, num_consts)
+    if num_tapes < 1 or not all(isinstance(t, TapeAval) for t in tapes):
+        raise TypeError(f"tape_scan: the first {num_tapes} operands must be tapes, got {[t.str_short() for t in tapes]}")
+    if len({t.shape for t in tapes}) != 1 or len({t.batch for t in tapes} - {None}) > 1:
+        raise TypeError("tape_scan: tapes stacked or batched differently")
+    want = _field_avals(tapes) + list(consts + carry)
+    got = list(body.in_avals)
+    if not _same(want, got):
+        raise TypeError(f"tape_scan: body takes {[a.str_short() for a in got]}, operands are {[a.str_short() for a in want]}")
+    nk = len(carry)
+    outs = [a.strip_weak_type() for a in body.out_avals]
+    if not _same(outs[:nk], carry):
+        raise TypeError("tape_scan: the body must return the carry type it received")
+    if (ys_aval is None and len(outs) != nk) or (ys_aval is not None and not _same(ys_aval.res_avals, outs[nk:])):
+        raise TypeError("tape_scan: ys_aval does not match the body's per-record outputs")
+    return outs[:nk] + ([ys_aval] if ys_aval is not None else [])
+
+
+def tape_scan(tapes, consts, carry, body: ClosedJaxpr, *, reverse: bool, linear, ys_aval):
+    return tape_scan_p.bind(*tapes, *consts, *carry, body=body, num_tapes=len(tapes), num_consts=len(consts),
+                            reverse=reverse, linear=tuple(linear), ys_aval=ys_aval)
+
+
+def _fill_zeros(fn, avals, present):
+    """``fn`` taking only the inputs marked ``present``; the others are zeros."""
+    def wrapped(*xs):
+        it = iter(xs)
+        full = [next(it) if p else zeros_like_aval(a) for a, p in zip(avals, present)]
+        return fn(*full)
+    return wrapped
+
+
+def _unstacked_check(tapes):
+    for t in tapes:
+        a = _tape_aval(t)
+        if a.batch is not None:
+            raise NotImplementedError("derivatives of a batched tape (vmap of reverse-over-reverse through a staged while_loop) are not supported yet")
+
+
+# --- linearization ---------------------------------------------------------------------------
+
+def _tape_scan_jvp(primals, tangents, *, body, num_tapes, num_consts, reverse, linear, ys_aval):
+    tapes, consts, carry = _parts(primals, num_tapes, num_consts)
+    t_tapes, t_consts, t_carry = _parts(tangents, num_tapes, num_consts)
+    nk = len(carry)
+    out_avals = [get_aval_any(c).strip_weak_type() for c in carry] + ([ys_aval] if ys_aval is not None else [])
+    params = dict(body=body, num_tapes=num_tapes, num_consts=num_consts, reverse=reverse, linear=linear, ys_aval=ys_aval)
+    if all(type(t) is Zero for t in tangents):
+        outs = tape_scan_p.bind(*primals, **params)
+        return outs, [Zero(tangent_aval(a)) for a in out_avals]
+    _unstacked_check(tapes)
+    field_avals = _field_avals([_tape_aval(t) for t in tapes])
+    sizes = [len(_tape_aval(t).res_avals) for t in tapes]
+    in_avals = list(body.in_avals)
+    n_in = len(in_avals)
+    # Which body inputs carry a tangent: fields of tapes with a tangent tape, and every
+    # const / carry (those are instantiated: arrays of a known shape cost nothing here).
+    tape_has = [type(t) is not Zero for t in t_tapes]
+    present = [h for h, s in zip(tape_has, sizes) for _ in range(s)] + [True] * (n_in - len(field_avals))
+    d_ops = [t for t, h in zip(t_tapes, tape_has) if h] + [instantiate(t) for t in t_consts + t_carry]
+    n_ys = len(body.out_avals) - nk
+    if not is_linearizing(tangents):
+        return _joint_jvp(tapes, consts, carry, d_ops, present, tape_has, params, in_avals, nk, n_ys)
+    fwd, lin, s_avals = cf._split_linear_branch(body, n_in)
+    # fwd: in -> (carry', ys, s); record s next to ys.
+    ys_s = TapeAval(list(body.out_avals[nk:]) + list(s_avals))
+    outs = tape_scan(tapes, consts, carry, fwd, reverse=reverse, linear=(False,) * len(primals), ys_aval=ys_s)
+    ys_tape, s_tape = cf.tape_split_p.bind(outs[nk], n=n_ys)
+    primal_out = list(outs[:nk]) + ([ys_tape] if ys_aval is not None else [])
+    # lin: (s, d_in) -> (d_carry', d_ys); absent tangent tapes are zeros inside the body.
+    lin_fn = jaxpr_as_fun(lin)
+
+    def lin_body(*xs):
+        s, d = xs[:len(s_avals)], xs[len(s_avals):]
+        return _fill_zeros(lambda *full: lin_fn(*s, *full), [tangent_aval(a) for a in in_avals], present)(*d)
+
+    d_field_avals = [tangent_aval(a) for a, p in zip(in_avals, present) if p]
+    lin_closed = cf._closed(lin_body, list(s_avals) + d_field_avals)
+    n_dt = sum(tape_has)
+    d_ys = TapeAval([tangent_aval(a) for a in body.out_avals[nk:]]) if ys_aval is not None else None
+    t_out = tape_scan([s_tape] + d_ops[:n_dt], d_ops[n_dt:n_dt + num_consts], d_ops[n_dt + num_consts:], lin_closed,
+                      reverse=reverse, linear=(False,) + (True,) * len(d_ops), ys_aval=d_ys)
+    return primal_out, list(t_out)
+
+
+def _joint_jvp(tapes, consts, carry, d_ops, present, tape_has, params, in_avals, nk, n_ys):
+    """Forward mode: one tape_scan over (primal, tangent) records."""
+    body = params["body"]
+    fn = jaxpr_as_fun(body)
+    n_tapes = len(tapes)
+    n_dt = sum(tape_has)
+    nc = len(consts)
+    n_fields = len(in_avals) - nc - nk
+    d_tapes, d_consts, d_carry = d_ops[:n_dt], d_ops[n_dt:n_dt + nc], d_ops[n_dt + nc:]
+    n_dfields = sum(present[:n_fields])
+
+    def joint(*xs):
+        i = 0
+        fields = xs[i:i + n_fields]; i += n_fields
+        dfields = xs[i:i + n_dfields]; i += n_dfields
+        c = xs[i:i + nc]; i += nc
+        dc = xs[i:i + nc]; i += nc
+        k = xs[i:i + nk]; i += nk
+        dk = xs[i:]
+        it = iter(dfields)
+        full_d = [next(it) if p else Zero(tangent_aval(a)) for a, p in zip(in_avals[:n_fields], present)]
+        out, t_out = jvp_flat(fn, list(fields) + list(c) + list(k), full_d + list(dc) + list(dk))
+        t_out = [instantiate(t) for t in t_out]
+        return list(out[:nk]) + t_out[:nk] + list(out[nk:]) + t_out[nk:]
+
+    ta = lambda avs: [tangent_aval(a) for a in avs]  # noqa: E731
+    f_avals, c_avals, k_avals = in_avals[:n_fields], in_avals[n_fields:n_fields + nc], in_avals[n_fields + nc:]
+    joint_avals = list(f_avals) + [tangent_aval(a) for a, p in zip(f_avals, present) if p] + list(c_avals) + ta(c_avals) + list(k_avals) + ta(k_avals)
+    joint_closed = cf._closed(joint, joint_avals)
+    ys_avals = list(body.out_avals[nk:])
+    ys_joint = TapeAval(ys_avals + ta(ys_avals)) if n_ys else None
+    # fields of the tangent tapes come after all primal fields: reorder by building the body
+    # with tapes in the order (primal tapes..., tangent tapes...).
+    outs = tape_scan(list(tapes) + list(d_tapes), list(consts) + list(d_consts), list(carry) + list(d_carry), joint_closed,
+                     reverse=params["reverse"], linear=(False,) * (n_tapes + n_dt + 2 * nc + 2 * nk), ys_aval=ys_joint)
+    k_out, dk_out = list(outs[:nk]), list(outs[nk:2 * nk])
+    if not n_ys:
+        return k_out, dk_out
+    ys, d_ys = cf.tape_split_p.bind(outs[2 * nk], n=n_ys)
+    return k_out + [ys], dk_out + [d_ys]
+
+
+# --- transposition -------------------------------------------------------------------------
+
+def _tape_scan_transpose(cts, *args, body, num_tapes, num_consts, reverse, linear, ys_aval):
+    tapes, consts, carry = _parts(args, num_tapes, num_consts)
+    nk = len(carry)
+    # A carry operand that is a known value is an instantiated zero tangent (a linear
+    # program holds no other constants in linear positions): transpose it as linear.
+    ct_carry, ct_ys = list(cts[:nk]), (cts[nk] if ys_aval is not None else None)
+    has_ys_ct = ct_ys is not None and type(ct_ys) is not Zero
+    lin_tape = [is_undefined(t) for t in tapes]
+    lin_const = [is_undefined(c) for c in consts]
+    nonlin_tapes = [t for t, m in zip(tapes, lin_tape) if not m]
+    if not nonlin_tapes and not has_ys_ct:
+        raise NotImplementedError("tape_scan transpose: no tape left to give the trip count")
+    _unstacked_check(nonlin_tapes + ([ct_ys] if has_ys_ct else []))
+    sizes = [len(_tape_aval(t).res_avals) if not m else len(t.aval.res_avals) for t, m in zip(tapes, lin_tape)]
+    j = body.jaxpr
+    n_fields = sum(sizes)
+    field_vars, const_vars, carry_vars = j.invars[:n_fields], j.invars[n_fields:n_fields + num_consts], j.invars[n_fields + num_consts:]
+    field_lin = [m for m, s in zip(lin_tape, sizes) for _ in range(s)]
+    nonlin_vars = [v for v, m in zip(field_vars, field_lin) if not m] + [v for v, m in zip(const_vars, lin_const) if not m]
+    lin_vars = [v for v, m in zip(field_vars, field_lin) if m] + [v for v, m in zip(const_vars, lin_const) if m] + list(carry_vars)
+    as_linear = Jaxpr(nonlin_vars, lin_vars, j.eqns, j.outvars)
+    n_nonlin = len(nonlin_vars)
+    n_lin_fields = sum(field_lin)
+    n_lin_consts = sum(lin_const)
+    out_avals = list(body.out_avals)
+    ys_ct_avals = [tangent_aval(a) for a in out_avals[nk:]]
+    nonlin_field_avals = [v.aval for v, m in zip(field_vars, field_lin) if not m]
+    n_nonlin_fields = len(nonlin_field_avals)
+    lin_const_avals = [tangent_aval(v.aval) for v, m in zip(const_vars, lin_const) if m]
+    k_ct_avals = [tangent_aval(v.aval) for v in carry_vars]
+
+    def body_t(*xs):
+        i = 0
+        nl_fields = xs[i:i + n_nonlin_fields]; i += n_nonlin_fields
+        y_cts = xs[i:i + len(ys_ct_avals)] if has_ys_ct else [Zero(a) for a in ys_ct_avals]
+        i += len(ys_ct_avals) if has_ys_ct else 0
+        nl_consts = xs[i:i + n_nonlin - n_nonlin_fields]; i += n_nonlin - n_nonlin_fields
+        acc = xs[i:i + n_lin_consts]; i += n_lin_consts
+        k_ct = xs[i:]
+        got = backward_pass(as_linear, list(nl_fields) + list(nl_consts), list(k_ct) + list(y_cts))
+        got = [instantiate(g) for g in got]
+        f_ct, c_ct, prev_k = got[:n_lin_fields], got[n_lin_fields:n_lin_fields + n_lin_consts], got[n_lin_fields + n_lin_consts:]
+        from funcgrad.core import lax_api as lax
+
+        return [lax.add(a, c) for a, c in zip(acc, c_ct)] + list(prev_k) + list(f_ct)
+
+    nl_const_avals = [v.aval for v, m in zip(const_vars, lin_const) if not m]
+    t_avals = nonlin_field_avals + (ys_ct_avals if has_ys_ct else []) + nl_const_avals + lin_const_avals + k_ct_avals
+    body_closed = cf._closed(body_t, t_avals)
+    lin_field_avals = [tangent_aval(v.aval) for v, m in zip(field_vars, field_lin) if m]
+    new_ys = TapeAval(lin_field_avals) if n_lin_fields else None
+    acc0 = [zeros_like_aval(a) for a in lin_const_avals]
+    k0 = [instantiate(c) if type(c) is not Zero else zeros_like_aval(a) for c, a in zip(ct_carry, k_ct_avals)]
+    new_tapes = nonlin_tapes + ([ct_ys] if has_ys_ct else [])
+    nl_consts = [c for c, m in zip(consts, lin_const) if not m]
+    outs = tape_scan(new_tapes, nl_consts, acc0 + k0, body_closed, reverse=not reverse,
+                     linear=(False,) * (len(new_tapes) + len(nl_consts)) + (True,) * (len(acc0) + len(k0)),
+                     ys_aval=new_ys)
+    acc_out, k_out = outs[:n_lin_consts], outs[n_lin_consts:n_lin_consts + nk]
+    # cotangent tapes of the linear tape operands: cut the ys tape apart in operand order
+    tape_cts = []
+    if n_lin_fields:
+        rest = outs[-1]
+        lin_sizes = [s for s, m in zip(sizes, lin_tape) if m]
+        for idx, s in enumerate(lin_sizes):
+            if idx == len(lin_sizes) - 1:
+                tape_cts.append(rest)
+            else:
+                part, rest = cf.tape_split_p.bind(rest, n=s)
+                tape_cts.append(part)
+    it_t, it_c = iter(tape_cts), iter(acc_out)
+    return ([next(it_t) if m else None for m in lin_tape] + [next(it_c) if m else None for m in lin_const]
+            + list(k_out))
+
+
+jvp_rules[tape_scan_p] = _tape_scan_jvp
+transpose_rules[tape_scan_p] = _tape_scan_transpose
+
+
+# --- vmap ----------------------------------------------------------------------------------
+
+def _tape_scan_batch(args, bdims, *, body, num_tapes, num_consts, reverse, linear, ys_aval):
+    """A batched tape (from a batched while_tape) ends each record with the lanes'
+    "still running" mask: stopped lanes keep their carry. Unbatched tapes are shared by
+    all lanes. The ys tape comes out batched, with the mask of the batched input tape
+    (all true when every tape was shared)."""
+    from funcgrad.core import lax_api as lax
+    from funcgrad.core.batch_util import batch_size, bdim_at
+    from funcgrad.core.avals import ShapedArray
+    from funcgrad.transforms.batching import batch_flat
+
+    tapes, consts, carry = _parts(args, num_tapes, num_consts)
+    d_tapes, d_consts, _ = _parts(bdims, num_tapes, num_consts)
+    t_avals = [_tape_aval(t) for t in tapes]
+    for a, d in zip(t_avals, d_tapes):
+        if (d is None) != (a.batch is None) or a.shape:
+            raise NotImplementedError("tape_scan: inconsistent batching of a tape")
+    batched_sizes = {a.batch for a in t_avals if a.batch is not None}
+    size = batched_sizes.pop() if batched_sizes else batch_size(args[num_tapes:], bdims[num_tapes:])
+    consts = [x if d is None else bdim_at(x, d, size, 0) for x, d in zip(consts, d_consts)]
+    carry = [bdim_at(x, d, size, 0) for x, d in zip(carry, bdims[num_tapes + num_consts:])]
+    nk, n_ys = len(carry), len(body.out_avals) - len(carry)
+    sizes = [len(a.res_avals) for a in t_avals]
+    masked = [a.batch is not None for a in t_avals]
+    b = lambda a: ShapedArray((size,) + a.shape, a.dtype)  # noqa: E731
+    inner_dims = ([d for m, a in zip(masked, t_avals) for d in ([0] * (len(a.res_avals) - 1) if m else [None] * len(a.res_avals))]
+                  + [None if d is None else 0 for d in d_consts] + [0] * nk)
+    fn = jaxpr_as_fun(body)
+
+    def batched_body(*xs):
+        i, fields, mask = 0, [], None
+        for m, s in zip(masked, sizes):
+            group = list(xs[i:i + s])
+            i += s
+            if m:
+                mask = group.pop() if mask is None else mask
+                if len(group) == s:  # not popped: drop this tape's (identical) mask
+                    group.pop()
+            fields += group
+        rest = list(xs[i:])
+        outs = batch_flat(fn, fields + rest, inner_dims, size, lambda j, n: 0)
+        new, ys = outs[:nk], outs[nk:]
+        if mask is not None:
+            old = rest[len(rest) - nk:]
+            new = [lax.select(lax.broadcast_in_dim(mask, get_aval_any(n).shape, (0,)), n, o) for n, o in zip(new, old)]
+        if ys_aval is None:
+            return new
+        if mask is None:
+            mask = lax.broadcast_in_dim(np.array(True), (size,), ())
+        return list(new) + list(ys) + [mask]
+
+    in_avals = ([f for a in t_avals for f in a.res_avals] + [get_aval_any(c) for c in consts] + [get_aval_any(k) for k in carry])
+    new_body = cf._closed(batched_body, in_avals)
+    new_ys = None
+    if ys_aval is not None:
+        new_ys = TapeAval([b(a) for a in ys_aval.res_avals] + [ShapedArray((size,), np.bool_)], batch=size)
+    outs = tape_scan(tapes, consts, carry, new_body, reverse=reverse, linear=linear, ys_aval=new_ys)
+    return outs, [0] * len(outs)
+
+
+batch_rules[tape_scan_p] = _tape_scan_batch
+allow_missing("lower", tape_scan_p, "not lowered yet: reverse-over-reverse through a staged while_loop runs in the interpreter inside jit")
+
+
+# --- tape_split / tape_zip are linear: each transposes into the other -----------------------
+
+def _zeros_tape_like(tape, aval: TapeAval):
+    """A tape of zeros of type ``aval`` with as many records as ``tape``."""
+    src = _tape_aval(tape)
+    body = cf._closed(lambda *xs: [zeros_like_aval(a) for a in aval.res_avals], list(src.res_avals))
+    (out,) = tape_scan([tape], [], [], body, reverse=False, linear=(False,), ys_aval=aval)
+    return out
+
+
+def _tape_split_transpose(cts, tape, *, n):
+    a, b = cts
+    if type(a) is Zero and type(b) is Zero:
+        return [None]
+    if type(a) is Zero:
+        a = _zeros_tape_like(b, a.aval)
+    if type(b) is Zero:
+        b = _zeros_tape_like(a, b.aval)
+    _unstacked_check([a, b])
+    return [cf.tape_zip_p.bind(a, b)]
+
+
+def _tape_zip_transpose(ct, a, b):
+    if type(ct) is Zero:
+        return [None, None]
+    n = len(a.aval.res_avals) if is_undefined(a) else len(_tape_aval(a).res_avals)
+    pa, pb = cf.tape_split_p.bind(ct, n=n)
+    return [pa if is_undefined(a) else None, pb if is_undefined(b) else None]
+
+
+transpose_rules[cf.tape_split_p] = _tape_split_transpose
+transpose_rules[cf.tape_zip_p] = _tape_zip_transpose
+
+
+# --- while_tape and tape_apply under linearization -----------------------------------------
+
+def while_tape_linearize(cc, bc, carry, t_bc, t_carry, *, cond_jaxpr, body_jaxpr, cond_nconsts, tape_aval):
+    """``while_tape`` with staged tangents: the forward loop also records the body's own
+    linearization residuals ``s``; the tangent of (carry, tape) is a forward tape_scan
+    of the body's linear part over those records."""
+    if tape_aval.batch is not None:
+        raise NotImplementedError("reverse-over-reverse through a batched staged while_loop is not supported yet")
+    nb, nk = len(bc), len(carry)
+    n_r = len(tape_aval.res_avals)
+    fwd, lin, s_avals = cf._split_linear_branch(body_jaxpr, nb + nk)
+    outs = cf.while_tape_p.bind(*cc, *bc, *carry, cond_jaxpr=cond_jaxpr, body_jaxpr=fwd, cond_nconsts=cond_nconsts,
+                                body_nconsts=nb, tape_aval=TapeAval(list(tape_aval.res_avals) + list(s_avals)))
+    r_tape, s_tape = cf.tape_split_p.bind(outs[nk], n=n_r)
+    d_in = [instantiate(t) for t in list(t_bc) + list(t_carry)]
+    d_r = TapeAval([tangent_aval(a) for a in tape_aval.res_avals])
+    t_out = tape_scan([s_tape], d_in[:nb], d_in[nb:], lin, reverse=False, linear=(False,) + (True,) * len(d_in),
+                      ys_aval=d_r)
+    return list(outs[:nk]) + [r_tape], list(t_out)
+
+
+def tape_apply_as_scan_jvp(primals, tangents, *, body, num_consts, reverse, linear):
+    """``tape_apply`` is a tape_scan without per-record outputs: use its rule."""
+    return _tape_scan_jvp(primals, tangents, body=body, num_tapes=1, num_consts=num_consts, reverse=reverse,
+                          linear=(False,) + tuple(linear), ys_aval=None)
+
+
+# --- zero tapes and sums of tapes (instantiated symbolic zeros, accumulated cotangents) --------
+# A zero tape has no length of its own: it reads as zeros for as many records as the
+# tapes it is scanned or zipped with. ``ad_util.zeros_like_aval`` / ``add_tangents``
+# call these for tapes.
+tape_zeros_p = Primitive("tape_zeros")
+
+
+@tape_zeros_p.def_impl
+def _tape_zeros_impl(*, aval):
+    if aval.shape:  # a stack of tapes (residual of a scan)
+        inner = aval.update(shape=())
+        return cf.TapeStack([cf.Tape(None, inner) for _ in range(aval.shape[0])], aval)
+    return cf.Tape(None, aval)
+
+
+tape_zeros_p.def_abstract_eval(lambda *, aval: aval)
+jvp_rules[tape_zeros_p] = lambda primals, tangents, *, aval: (tape_zeros_p.bind(aval=aval), Zero(aval))
+allow_missing("batch", tape_zeros_p, "takes no operands, so it is never batched")
+allow_missing("transpose", tape_zeros_p, "takes no operands")
+allow_missing("lower", tape_zeros_p, "not lowered yet: reverse-over-reverse through a staged while_loop runs in the interpreter inside jit")
+
+
+def _add_tapes(a, b):
+    aval = _tape_aval(a)
+    if aval.shape:
+        raise NotImplementedError("adding stacks of tapes is not supported yet")
+    from funcgrad.core import lax_api as lax
+
+    n = len(aval.res_avals)
+    body = cf._closed(lambda *xs: [lax.add(x, y) for x, y in zip(xs[:n], xs[n:])], list(aval.res_avals) * 2)
+    (out,) = tape_scan([a, b], [], [], body, reverse=False, linear=(True, True), ys_aval=aval)
+    return out
+
+
+TAPE_OPS["zeros"] = lambda aval: tape_zeros_p.bind(aval=aval)
+TAPE_OPS["add"] = _add_tapes
