@@ -110,3 +110,32 @@ def test_mixed_orders_through_staged_while():
     prog = fg.make_jaxpr(fg.grad(fg.grad(newton_sqrt)))(2.0)
     fg.check_jaxpr(prog)
     assert "tape_scan" in str(prog)
+
+
+# --- vmap of reverse mode through staged whiles nested in other constructs -----------------
+
+def _loop_cond(x):
+    def loop(v):
+        return lax.while_loop(lambda c: c[1] < 3, lambda c: (fnp.sin(c[0]) * v + 0.1, c[1] + 1), (v, 0))[0]
+
+    return lax.cond(x > 1.0, loop, lambda v: v ** 3, x)
+
+
+@pytest.mark.parametrize("f", [nested_loops, _loop_cond], ids=["while_in_scan_in_while", "while_in_cond"])
+def test_vmap_of_grad_through_nested_staged_while(f):
+    xs = np.array([0.4, -0.2, 1.3, 2.0])
+    want = np.array([fg.grad(f)(x) for x in xs])
+    np.testing.assert_allclose(fg.vmap(fg.grad(f))(xs), want, rtol=1e-12)
+    np.testing.assert_allclose(staged(fg.vmap(fg.grad(f)), xs), want, rtol=1e-12)
+    np.testing.assert_allclose(fg.jit(fg.vmap(fg.grad(f)))(xs), want, rtol=1e-12)
+    want2 = np.array([fg.grad(fg.grad(f))(x) for x in xs])
+    np.testing.assert_allclose(staged(fg.vmap(fg.grad(fg.grad(f))), xs), want2, rtol=1e-10)
+
+
+def test_vmap_of_reverse_over_reverse_with_per_lane_trip_counts():
+    xs = np.array([2.0, 9.0, 100.0])
+    got = staged(fg.vmap(fg.grad(fg.grad(newton_sqrt))), xs)
+    np.testing.assert_allclose(got, -0.25 * xs**-1.5, rtol=1e-9)
+    x = np.array([0.4, -0.7, 1.1])
+    h = np.array([fg.grad(lambda v: fg.grad(damped)(v)[i])(x) for i in range(3)])
+    np.testing.assert_allclose(fg.jit(fg.jacrev(fg.grad(damped)))(x), h, rtol=1e-10, atol=1e-12)

@@ -146,7 +146,8 @@ class TapeAval(ShapedArray):
         """The per-example view of a batched tape (drop the batch axis and the mask)."""
         if self.batch is None:
             return self
-        return TapeAval([ShapedArray(a.shape[1:], a.dtype) for a in self.res_avals[:-1]])
+        return TapeAval([a.unbatched() if isinstance(a, TapeAval) else ShapedArray(a.shape[1:], a.dtype)
+                         for a in self.res_avals[:-1]], shape=self.shape)
 
     def __repr__(self):
         return f"TapeAval({self.str_short()})"

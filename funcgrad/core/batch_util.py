@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.core.avals import ShapedArray, TapeAval
 from funcgrad.core.primitive import Primitive, batch_rules
 from funcgrad.core.trace import get_aval_any
 
@@ -43,6 +44,18 @@ def bdim_at(x, bdim, size: int, dst: int = 0):
         dims = [d for d in range(len(out_shape)) if d != dst]
         return _lax().broadcast_in_dim(x, out_shape, dims)
     return moveaxis(x, bdim, dst)
+
+
+def batched_aval(aval, size: int):
+    """Type of ``aval`` mapped over a new leading axis of ``size``. A run-time tape
+    becomes a batched tape: every field gains the axis and each record ends with the
+    lanes' "still running" mask (see ``TapeAval``)."""
+    if isinstance(aval, TapeAval):
+        if aval.batch is not None:
+            raise ValueError(f"{aval.str_short()} is batched already")
+        return TapeAval([batched_aval(a, size) for a in aval.res_avals] + [ShapedArray((size,), np.dtype(np.bool_))],
+                        batch=size, shape=aval.shape)
+    return ShapedArray((size,) + aval.shape, aval.dtype)
 
 
 def batch_size(args, bdims) -> int:

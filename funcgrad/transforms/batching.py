@@ -84,11 +84,16 @@ def batch_flat(f_flat, args, in_dims, axis_size: int, out_dims_wanted):
     final = []
     for val, bdim, want in results:
         if isinstance(get_aval_any(val), TapeAval):
-            raise NotImplementedError(
-                "vmap of reverse mode through a while_loop nested inside another staged loop or "
-                "scan is not supported yet (vmap over a single staged while_loop, and eager "
-                "nesting, are)"
-            )
+            # A tape's batch "axis" is a flag: batched tapes (bdim 0) carry per-lane fields
+            # and masks; a shared tape is broadcast into one when a mapped output is wanted.
+            if want is not None and bdim is None:
+                from funcgrad.transforms.tape_scan import tape_broadcast
+
+                val = tape_broadcast(val, axis_size)
+            elif want is None and bdim is not None:
+                raise ValueError("vmap: an output with out_axes=None depends on the mapped axis")
+            final.append(val)
+            continue
         if want is None:
             if bdim is not None:
                 raise ValueError("vmap: an output with out_axes=None depends on the mapped axis")

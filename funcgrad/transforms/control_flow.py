@@ -256,15 +256,15 @@ def _cond_transpose(cts, index, *args, branches):
 
 
 def _cond_batch(args, bdims, *, branches):
-    from funcgrad.core.batch_util import batch_size, bdim_at
+    from funcgrad.core.batch_util import batch_size, batched_aval, bdim_at
     from funcgrad.transforms.batching import batch_flat
 
     size = batch_size(args, bdims)
     (index, *ops), (d_index, *d_ops) = args, bdims
-    ops = [bdim_at(x, d, size, 0) for x, d in zip(ops, d_ops)]
+    ops = [_batch_tape(x, d, size) if _is_tape(x) else bdim_at(x, d, size, 0) for x, d in zip(ops, d_ops)]
     batched = tuple(
         _closed(lambda *xs, b=b: batch_flat(jaxpr_as_fun(b), list(xs), [0] * len(xs), size, lambda i, n: 0),
-                [ShapedArray((size,) + a.shape, a.dtype) for a in b.in_avals])
+                [batched_aval(a, size) for a in b.in_avals])
         for b in branches
     )
     if d_index is None:
@@ -279,10 +279,32 @@ def _cond_batch(args, bdims, *, branches):
     results = [eval_jaxpr(b.jaxpr, b.consts, *ops) for b in batched]
     outs = []
     for j in range(len(results[0])):
+        if _is_tape(results[0][j]):
+            outs.append(_select_tape(branches, j, results))
+            continue
         shape = get_aval_any(results[0][j]).shape
         which = lax.broadcast_in_dim(index, shape, (0,))
         outs.append(lax.select_n(which, *[r[j] for r in results]) if len(results) > 1 else results[0][j])
     return outs, [0] * len(outs)
+
+
+def _select_tape(branches, j, results):
+    """Output ``j`` of a cond with a per-lane index, when it is a tape: a linearized cond
+    gives each branch's tapes their own slots, filled with ``tape_empty`` by the other
+    branches (and their tangents with zero tapes), so the one branch that makes it is
+    chosen for every lane (lanes that took another branch are discarded by the selects
+    of the linear cond)."""
+    owners = [k for k, b in enumerate(branches) if not _made_by(b.jaxpr, j, ("tape_empty", "tape_zeros"))]
+    if len(owners) > 1:
+        raise NotImplementedError("vmap of a cond choosing per lane between different run-time tapes")
+    if not owners:  # only placeholders: a zero tape reads as zeros at any length, so prefer it
+        owners = [k for k, b in enumerate(branches) if not _made_by(b.jaxpr, j, ("tape_empty",))] or [0]
+    return results[owners[0]][j]
+
+
+def _made_by(jaxpr, j: int, names) -> bool:
+    v = jaxpr.outvars[j]
+    return any(e.primitive.name in names and any(o is v for o in e.outputs) for e in jaxpr.eqns)
 
 
 jvp_rules[cond_p] = _cond_jvp
@@ -557,18 +579,31 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, l
 
 
 def _scan_batch(args, bdims, *, jaxpr, num_consts, num_carry, length, reverse, linear=None):
-    from funcgrad.core.batch_util import batch_size, bdim_at
+    from funcgrad.core.batch_util import batch_size, batched_aval, bdim_at
     from funcgrad.transforms.batching import batch_flat
 
     size = batch_size(args, bdims)
     nc, nk = num_consts, num_carry
     # Consts and carry get the batch axis in front; xs get it second (after the scanned axis).
-    moved = [bdim_at(x, d, size, 0) for x, d in zip(args[: nc + nk], bdims[: nc + nk])]
-    moved += [bdim_at(x, d, size, 1) for x, d in zip(args[nc + nk:], bdims[nc + nk:])]
-    in_avals = [ShapedArray((size,) + a.shape, a.dtype) for a in jaxpr.in_avals]
+    # Tapes (stacked or not) stay batched tapes whatever the position (their bdim is a flag).
+    moved = [_batch_tape(x, d, size) if _is_tape(x) else bdim_at(x, d, size, 0)
+             for x, d in zip(args[: nc + nk], bdims[: nc + nk])]
+    moved += [_batch_tape(x, d, size) if _is_tape(x) else bdim_at(x, d, size, 1)
+              for x, d in zip(args[nc + nk:], bdims[nc + nk:])]
+    in_avals = [batched_aval(a, size) for a in jaxpr.in_avals]
     body = _closed(lambda *xs: batch_flat(jaxpr_as_fun(jaxpr), list(xs), [0] * len(xs), size, lambda i, n: 0), in_avals)
     outs = scan_p.bind(*moved, jaxpr=body, num_consts=nc, num_carry=nk, length=length, reverse=reverse, linear=linear)
-    return outs, [0] * nk + [1] * (len(outs) - nk)
+    return outs, [0] * nk + [0 if _is_tape(o) else 1 for o in outs[nk:]]
+
+
+def _is_tape(x) -> bool:
+    return isinstance(get_aval_any(x), TapeAval)
+
+
+def _batch_tape(x, d, size):
+    from funcgrad.transforms.tape_scan import tape_broadcast
+
+    return x if d is not None else tape_broadcast(x, size)
 
 
 jvp_rules[scan_p] = _scan_jvp
@@ -729,11 +764,11 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
 
 def _while_batch(args, bdims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     from funcgrad.core import lax_api as lax
-    from funcgrad.core.batch_util import batch_size, bdim_at
+    from funcgrad.core.batch_util import batch_size, batched_aval, bdim_at
     from funcgrad.transforms.batching import batch_flat
 
     size = batch_size(args, bdims)
-    moved = [bdim_at(x, d, size, 0) for x, d in zip(args, bdims)]
+    moved = [_batch_tape(x, d, size) if _is_tape(x) else bdim_at(x, d, size, 0) for x, d in zip(args, bdims)]
     cc, bc, carry = _while_parts(moved, cond_nconsts, body_nconsts)
     batched = lambda a: ShapedArray((size,) + a.shape, a.dtype)  # noqa: E731
     b_cond = lambda *xs: batch_flat(jaxpr_as_fun(cond_jaxpr), list(xs), [0] * len(xs), size, lambda i, n: 0)  # noqa: E731
@@ -830,8 +865,18 @@ class Tape:
         gives ``n`` records of zeros."""
         if self.entries is not None:
             return self.entries
-        zeros = tuple(np.zeros(a.shape, a.dtype) for a in self.aval.res_avals)
+        zeros = tuple(zero_value(a) for a in self.aval.res_avals)
         return [zeros] * n
+
+
+def zero_value(aval):
+    """A concrete zero of ``aval``: an array, a zero tape, or a stack of zero tapes."""
+    if not isinstance(aval, TapeAval):
+        return np.zeros(aval.shape, aval.dtype)
+    if aval.shape:
+        inner = aval.update(shape=aval.shape[1:])
+        return TapeStack([zero_value(inner) for _ in range(aval.shape[0])], aval)
+    return Tape(None, aval)
 
 
 def _tape_length(tapes) -> int:
@@ -955,14 +1000,14 @@ def _while_tape_batch(args, bdims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
     """Batched forward loop: every lane steps until all are done; each iteration records
     its residuals plus the mask of lanes that were still running."""
     from funcgrad.core import lax_api as lax
-    from funcgrad.core.batch_util import batch_size, bdim_at
+    from funcgrad.core.batch_util import batch_size, batched_aval, bdim_at
     from funcgrad.transforms.batching import batch_flat
 
     size = batch_size(args, bdims)
-    moved = [bdim_at(x, d, size, 0) for x, d in zip(args, bdims)]
+    moved = [_batch_tape(x, d, size) if _is_tape(x) else bdim_at(x, d, size, 0) for x, d in zip(args, bdims)]
     cc, bc, carry = _while_parts(moved, cond_nconsts, body_nconsts)
     nc, nb, nk = cond_nconsts, body_nconsts, len(carry)
-    b = lambda a: ShapedArray((size,) + a.shape, a.dtype)  # noqa: E731
+    b = lambda a: batched_aval(a, size)  # noqa: E731
     b_cond = lambda *xs: batch_flat(jaxpr_as_fun(cond_jaxpr), list(xs), [0] * len(xs), size, lambda i, n: 0)  # noqa: E731
     b_body = lambda *xs: batch_flat(jaxpr_as_fun(body_jaxpr), list(xs), [0] * len(xs), size, lambda i, n: 0)  # noqa: E731
 
@@ -981,7 +1026,7 @@ def _while_tape_batch(args, bdims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
     c_avals = [b(a) for a in cond_jaxpr.in_avals[:nc]]
     cond_closed = _closed(any_lane, c_avals + k_avals)
     body_closed = _closed(step, c_avals + [b(a) for a in body_jaxpr.in_avals[:nb]] + k_avals)
-    new_aval = TapeAval([b(a) for a in tape_aval.res_avals] + [ShapedArray((size,), np.bool_)], batch=size)
+    new_aval = batched_aval(tape_aval, size)
     outs = while_tape_p.bind(*cc, *cc, *bc, *carry, cond_jaxpr=cond_closed, body_jaxpr=body_closed,
                              cond_nconsts=nc, body_nconsts=nc + nb, tape_aval=new_aval)
     return outs, [0] * nk + [0]  # the tape stays a batched value (bdim 0 marks it)
@@ -989,7 +1034,7 @@ def _while_tape_batch(args, bdims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
 
 def _tape_apply_batch(args, bdims, *, body, num_consts, reverse, linear):
     from funcgrad.core import lax_api as lax
-    from funcgrad.core.batch_util import batch_size, bdim_at
+    from funcgrad.core.batch_util import batch_size, batched_aval, bdim_at
     from funcgrad.transforms.batching import batch_flat
 
     tape, *rest = args
@@ -998,9 +1043,9 @@ def _tape_apply_batch(args, bdims, *, body, num_consts, reverse, linear):
     if (d_tape is None) != (t_aval.batch is None):
         raise NotImplementedError("tape_apply: inconsistent batching of a tape")
     size = t_aval.batch if t_aval.batch is not None else batch_size(rest, d_rest)
-    rest = [bdim_at(x, d, size, 0) for x, d in zip(rest, d_rest)]
+    rest = [_batch_tape(x, d, size) if _is_tape(x) else bdim_at(x, d, size, 0) for x, d in zip(rest, d_rest)]
     n_res = len(body.in_avals) - len(rest)
-    b = lambda a: ShapedArray((size,) + a.shape, a.dtype)  # noqa: E731
+    b = lambda a: batched_aval(a, size)  # noqa: E731
     inner = lambda *xs: batch_flat(jaxpr_as_fun(body), list(xs), [0] * len(xs), size, lambda i, n: 0)  # noqa: E731
     if t_aval.batch is None:
         # An ordinary tape (same residuals for every lane): batch only the body's other

@@ -296,8 +296,7 @@ def _tape_scan_batch(args, bdims, *, body, num_tapes, num_consts, reverse, linea
     all lanes. The ys tape comes out batched, with the mask of the batched input tape
     (all true when every tape was shared)."""
     from funcgrad.core import lax_api as lax
-    from funcgrad.core.batch_util import batch_size, bdim_at
-    from funcgrad.core.avals import ShapedArray
+    from funcgrad.core.batch_util import batch_size, batched_aval, bdim_at
     from funcgrad.transforms.batching import batch_flat
 
     tapes, consts, carry = _parts(args, num_tapes, num_consts)
@@ -309,11 +308,12 @@ def _tape_scan_batch(args, bdims, *, body, num_tapes, num_consts, reverse, linea
     batched_sizes = {a.batch for a in t_avals if a.batch is not None}
     size = batched_sizes.pop() if batched_sizes else batch_size(args[num_tapes:], bdims[num_tapes:])
     consts = [x if d is None else bdim_at(x, d, size, 0) for x, d in zip(consts, d_consts)]
-    carry = [bdim_at(x, d, size, 0) for x, d in zip(carry, bdims[num_tapes + num_consts:])]
+    carry = [cf._batch_tape(x, d, size) if cf._is_tape(x) else bdim_at(x, d, size, 0)
+             for x, d in zip(carry, bdims[num_tapes + num_consts:])]
     nk, n_ys = len(carry), len(body.out_avals) - len(carry)
     sizes = [len(a.res_avals) for a in t_avals]
     masked = [a.batch is not None for a in t_avals]
-    b = lambda a: ShapedArray((size,) + a.shape, a.dtype)  # noqa: E731
+    b = lambda a: batched_aval(a, size)  # noqa: E731
     inner_dims = ([d for m, a in zip(masked, t_avals) for d in ([0] * (len(a.res_avals) - 1) if m else [None] * len(a.res_avals))]
                   + [None if d is None else 0 for d in d_consts] + [0] * nk)
     fn = jaxpr_as_fun(body)
@@ -344,7 +344,7 @@ def _tape_scan_batch(args, bdims, *, body, num_tapes, num_consts, reverse, linea
     new_body = cf._closed(batched_body, in_avals)
     new_ys = None
     if ys_aval is not None:
-        new_ys = TapeAval([b(a) for a in ys_aval.res_avals] + [ShapedArray((size,), np.bool_)], batch=size)
+        new_ys = b(ys_aval)
     outs = tape_scan(tapes, consts, carry, new_body, reverse=reverse, linear=linear, ys_aval=new_ys)
     return outs, [0] * len(outs)
 
@@ -421,14 +421,7 @@ def tape_apply_as_scan_jvp(primals, tangents, *, body, num_consts, reverse, line
 tape_zeros_p = Primitive("tape_zeros")
 
 
-@tape_zeros_p.def_impl
-def _tape_zeros_impl(*, aval):
-    if aval.shape:  # a stack of tapes (residual of a scan)
-        inner = aval.update(shape=())
-        return cf.TapeStack([cf.Tape(None, inner) for _ in range(aval.shape[0])], aval)
-    return cf.Tape(None, aval)
-
-
+tape_zeros_p.def_impl(lambda *, aval: cf.zero_value(aval))
 tape_zeros_p.def_abstract_eval(lambda *, aval: aval)
 jvp_rules[tape_zeros_p] = lambda primals, tangents, *, aval: (tape_zeros_p.bind(aval=aval), Zero(aval))
 allow_missing("batch", tape_zeros_p, "takes no operands, so it is never batched")
@@ -450,3 +443,27 @@ def _add_tapes(a, b):
 
 TAPE_OPS["zeros"] = lambda aval: tape_zeros_p.bind(aval=aval)
 TAPE_OPS["add"] = _add_tapes
+
+
+def tape_broadcast(tape, size: int):
+    """A shared (unbatched) tape as a batched tape: every field gains a leading axis of
+    ``size`` and every record an all-true lane mask."""
+    from funcgrad.core import lax_api as lax
+    from funcgrad.core.batch_util import batched_aval
+
+    aval = _tape_aval(tape)
+    if aval.shape:  # a stack of tapes: broadcast each, in a scan over the stack
+        inner = aval.update(shape=aval.shape[1:])
+        body = cf._closed(lambda t: [tape_broadcast(t, size)], [inner])
+        (out,) = cf.scan_p.bind(tape, jaxpr=body, num_consts=0, num_carry=0, length=aval.shape[0], reverse=False)
+        return out
+
+    def bcast(*fields):
+        out = [tape_broadcast(f, size) if isinstance(get_aval_any(f), TapeAval)
+               else lax.broadcast_in_dim(f, (size,) + get_aval_any(f).shape, tuple(range(1, 1 + len(get_aval_any(f).shape))))
+               for f in fields]
+        return out + [lax.broadcast_in_dim(np.array(True), (size,), ())]
+
+    body = cf._closed(bcast, list(aval.res_avals))
+    (out,) = tape_scan([tape], [], [], body, reverse=False, linear=(False,), ys_aval=batched_aval(aval, size))
+    return out
