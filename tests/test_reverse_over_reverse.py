@@ -139,3 +139,29 @@ def test_vmap_of_reverse_over_reverse_with_per_lane_trip_counts():
     x = np.array([0.4, -0.7, 1.1])
     h = np.array([fg.grad(lambda v: fg.grad(damped)(v)[i])(x) for i in range(3)])
     np.testing.assert_allclose(fg.jit(fg.jacrev(fg.grad(damped)))(x), h, rtol=1e-10, atol=1e-12)
+
+
+# --- every construct, staged under jit, to order 2 in both modes vs finite differences -------
+
+def _cond(x):
+    return lax.cond(fnp.sum(x) > 0.0, lambda v: fnp.sin(v) * v, lambda v: fnp.exp(-v * v), x)
+
+
+def _switch(x):
+    return lax.switch(np.int32(1), [lambda v: v ** 3, lambda v: fnp.tanh(v) * v, lambda v: -v], x)
+
+
+def _scan(x):
+    return lax.scan(lambda c, xi: (fnp.sin(c) * xi + c * 0.5, c * xi), x, np.linspace(0.5, 1.5, 4))
+
+
+def _fori_traced(x):
+    n = fnp.asarray(4) + fnp.asarray(fnp.sum(x) > 100.0, dtype=np.int64)  # traced under jit
+    return lax.fori_loop(0, n, lambda i, v: fnp.cos(v) * v + 0.1 * i, x)
+
+
+@pytest.mark.parametrize("f", [_cond, _switch, _scan, _fori_traced, damped, newton_sqrt],
+                         ids=["cond", "switch", "scan", "fori_traced", "while", "newton_while"])
+def test_every_construct_jitted_order_two_both_modes(f):
+    x = np.array([0.3, 0.8]) if f is not newton_sqrt else 3.0
+    check_grads(fg.jit(f), (x,), order=2, modes=("fwd", "rev"))
