@@ -12,12 +12,6 @@ REASONS = {
     "custom_vjp_call": _INLINED,
     "checkpoint_call": _INLINED,
     "custom_lin": _LATER + "; appears only in linearized programs",
-    "erf": _LATER + "; needs a vector-math emitter",
-    "erfc": _LATER + "; needs a vector-math emitter",
-    "erf_inv": _LATER + "; needs a vector-math emitter",
-    "lgamma": _LATER + "; needs a vector-math emitter",
-    "digamma": _LATER + "; needs a vector-math emitter",
-    "polygamma": _LATER + "; needs a vector-math emitter",
 }
 
 for _name, _reason in REASONS.items():
