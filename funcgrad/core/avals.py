@@ -108,46 +108,69 @@ class TapeAval(ShapedArray):
     """Type of a run-time tape: per-iteration residuals of a loop whose trip count is
     only known when it runs (reverse mode through ``while_loop``). ``res_avals`` are the
     residuals' types per iteration; ``batch`` is the vmap size when the residuals carry a
-    leading batch axis plus a per-lane "still running" mask (else None)."""
+    leading batch axis and each record ends with a per-lane "still running" mask (else
+    None). Under nested vmaps ``inner`` lists the sizes of the inner batch levels
+    (innermost first): each level adds its axis to every field and appends its mask."""
 
-    __slots__ = ("res_avals", "batch")
+    __slots__ = ("res_avals", "batch", "inner")
 
-    def __init__(self, res_avals, batch=None, shape=()):
+    def __init__(self, res_avals, batch=None, shape=(), inner=()):
         # ``shape`` is non-empty for a stack of tapes (one per iteration of an enclosing
         # scan); indexing its leading axis gives the per-iteration tape.
         super().__init__(shape, np.dtype(object), False)
         self.res_avals = tuple(res_avals)
         self.batch = batch
+        self.inner = tuple(inner)
 
     def str_short(self) -> str:
         inner = ",".join(a.str_short() for a in self.res_avals)
         dims = f"<{','.join(map(str, self.shape))}>" if self.shape else ""
-        return f"tape{dims}[{inner}]" if self.batch is None else f"tape{dims}{{batch={self.batch}}}[{inner}]"
+        if self.batch is None:
+            return f"tape{dims}[{inner}]"
+        levels = ",".join(map(str, self.inner + (self.batch,)))
+        return f"tape{dims}{{batch={levels}}}[{inner}]"
 
     __str__ = str_short
 
     def update(self, shape=None, dtype=None, weak_type=None):
-        return TapeAval(self.res_avals, self.batch, self.shape if shape is None else shape)
+        return TapeAval(self.res_avals, self.batch, self.shape if shape is None else shape, self.inner)
+
+    @property
+    def n_masks(self) -> int:
+        """Lane masks at the end of each record: one per batch level."""
+        return (self.batch is not None) + len(self.inner)
+
+    @property
+    def fields(self) -> tuple:
+        """The residuals without the lane masks."""
+        return self.res_avals[:len(self.res_avals) - self.n_masks]
+
+    def with_fields(self, fields) -> "TapeAval":
+        """A tape of the same batching and stacking with other residuals (the masks, if
+        any, stay last)."""
+        masks = self.res_avals[len(self.res_avals) - self.n_masks:]
+        return TapeAval(tuple(fields) + masks, self.batch, self.shape, self.inner)
 
     def same_type(self, other) -> bool:
         return (isinstance(other, TapeAval) and self.res_avals == other.res_avals
-                and self.batch == other.batch and self.shape == other.shape)
+                and self.batch == other.batch and self.shape == other.shape and self.inner == other.inner)
 
     def __eq__(self, other):
         return self.same_type(other)
 
     def __hash__(self):
-        return hash((self.res_avals, self.batch, self.shape))
+        return hash((self.res_avals, self.batch, self.shape, self.inner))
 
     def strip_weak_type(self):
         return self
 
     def unbatched(self) -> "TapeAval":
-        """The per-example view of a batched tape (drop the batch axis and the mask)."""
+        """The per-example view of a batched tape (drop this level's axis and mask)."""
         if self.batch is None:
             return self
         return TapeAval([a.unbatched() if isinstance(a, TapeAval) else ShapedArray(a.shape[1:], a.dtype)
-                         for a in self.res_avals[:-1]], shape=self.shape)
+                         for a in self.res_avals[:-1]], self.inner[-1] if self.inner else None, self.shape,
+                        self.inner[:-1])
 
     def __repr__(self):
         return f"TapeAval({self.str_short()})"

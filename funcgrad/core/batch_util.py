@@ -51,17 +51,19 @@ def batched_aval(aval, size: int):
     becomes a batched tape: every field gains the axis and each record ends with the
     lanes' "still running" mask (see ``TapeAval``)."""
     if isinstance(aval, TapeAval):
-        if aval.batch is not None:
-            raise ValueError(f"{aval.str_short()} is batched already")
+        inner = aval.inner + ((aval.batch,) if aval.batch is not None else ())
         return TapeAval([batched_aval(a, size) for a in aval.res_avals] + [ShapedArray((size,), np.dtype(np.bool_))],
-                        batch=size, shape=aval.shape)
+                        batch=size, shape=aval.shape, inner=inner)
     return ShapedArray((size,) + aval.shape, aval.dtype)
 
 
 def batch_size(args, bdims) -> int:
     for x, d in zip(args, bdims):
         if d is not None:
-            return shape_of(x)[d]
+            aval = get_aval_any(x)
+            if isinstance(aval, TapeAval):  # a tape's bdim is a flag; a stacked tape's shape is the scan's
+                return aval.batch
+            return aval.shape[d]
     raise ValueError("batch rule called with no mapped argument")
 
 

@@ -94,11 +94,12 @@ def check_supported(jaxpr: Jaxpr, sub: bool = False) -> None:
     primitive without a lower rule or an unsupported dtype."""
     from funcgrad.lowering.control_flow import sub_jaxprs, tape_positions
 
+    # (a sub-jaxpr may take and return tapes: its equation's rule handles them)
     for a in list(jaxpr.invars) + list(jaxpr.constvars):
-        if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES:
+        if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES and not (sub and isinstance(a.aval, TapeAval)):
             raise LoweringError(f"cannot compile a jaxpr with an input of type {a.aval.str_short()}")
     for a in jaxpr.outvars:
-        if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES:
+        if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES and not (sub and isinstance(a.aval, TapeAval)):
             raise LoweringError(f"cannot compile a jaxpr with an output of type {a.aval.str_short()}"
                                 + (" (a tape must be consumed where it is made)" if isinstance(a.aval, TapeAval) else ""))
     for i, e in enumerate(jaxpr.eqns):
@@ -112,11 +113,11 @@ def check_supported(jaxpr: Jaxpr, sub: bool = False) -> None:
         atoms = [(v, k in tape_out) for k, v in enumerate(e.outputs)]
         atoms += [(a, k in tape_in) for k, a in enumerate(e.inputs) if isinstance(a, (Var, Literal))]
         for v, tape_ok in atoms:
-            if tape_ok and isinstance(v.aval, TapeAval) and not v.aval.shape:
+            if tape_ok and isinstance(v.aval, TapeAval):
                 continue
             if isinstance(v.aval, TapeAval):
-                raise lowering_error(jaxpr, i, f"a run-time tape ({v.aval.str_short()}) passed through "
-                                     f"'{e.primitive.name}' is not lowered yet (only while_tape -> tape_apply)",
+                raise lowering_error(jaxpr, i, f"a run-time tape ({v.aval.str_short()}) in this position of "
+                                     f"'{e.primitive.name}' is not lowered (e.g. as a loop carry)",
                                      e.source_info)
             if np.dtype(v.aval.dtype) not in SUPPORTED_DTYPES:
                 raise lowering_error(jaxpr, i, f"dtype {v.aval.dtype} is not supported by compiled code", e.source_info)

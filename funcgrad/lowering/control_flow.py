@@ -15,11 +15,20 @@ in a workspace region of their own.
   output buffers.
 - ``while_tape``: the forward loop of a while_loop under reverse mode. Its residuals
   go to a run-time tape: a heap buffer of fixed-size per-iteration records, grown by
-  doubling with ``realloc``. The buffer's pointer and capacity live in a workspace
-  slot, so a tape made inside another loop reuses its buffer; every exit of the
-  compiled function frees it. A failed allocation returns status 2 (MemoryError).
-  Nothing is ever truncated.
+  doubling with ``realloc``, described by a header in a workspace slot (a tape made
+  inside another loop reuses its slot's buffer); every exit of the compiled function
+  frees it. A failed allocation returns status 2 (MemoryError). Nothing is ever
+  truncated.
 - ``tape_apply``: a loop over the tape's records, forwards or backwards.
+- ``tape_scan`` (reverse over reverse through a while_loop): a loop over the records of
+  several tapes at once (zero tapes read as zeros and give no length), forwards or
+  backwards, with a carry; the per-record outputs go to record ``i`` of a new tape
+  allocated once before the loop with exactly as many records as the inputs have.
+- Tapes as values of other constructs (see ``tapes.py`` for the header, ownership and
+  moves): a cond outputs tapes (each branch moves its tape into the cond's slot); a
+  scan stacks the tapes its body makes into an array of headers, one per iteration,
+  and reads a stack's element ``i`` in iteration ``i``; a while_tape records the tapes
+  its body makes (e.g. a scan's stack of inner tapes) in its own records.
 """
 from __future__ import annotations
 
@@ -31,12 +40,16 @@ from funcgrad.errors import LoweringError
 from funcgrad.lowering import compiler
 from funcgrad.lowering.builder import BOOL, I32, I64, Value, const
 from funcgrad.lowering.context import BufferOperand, ConstOperand, Operand, RegOperand, lower_materialized
+from funcgrad.lowering.tapes import (
+    COUNT, RecordReader, TapeOperand, _store_i64, count_of, data_ptr, joint_count, layout, new_slot, record_operands,
+    record_ptr, records_in, reserve, reserve_all, same_aval, scope, store_tapes,
+)
 from funcgrad.transforms import control_flow as cf
+from funcgrad.transforms.tape_scan import tape_scan_p
 
-_INLINE = {"jit_call", "custom_jvp_call", "custom_vjp_call", "checkpoint_call"}
+_INLINE = {"jit_call", "custom_jvp_call", "custom_vjp_call", "checkpoint_call", "custom_lin"}
 _prepared: dict = {}
 WHILE_WORK_FACTOR = 16  # work estimate for a loop whose trip count is unknown
-RECORD_ALIGN = 32
 
 
 # --- sub-jaxprs --------------------------------------------------------------------------
@@ -66,29 +79,70 @@ def sub_jaxprs(e) -> list:
         return [("cond_fun", prepare(p["cond_jaxpr"])), ("body", prepare(p["body_jaxpr"]))]
     if name == "scan":
         return [("body", prepare(p["jaxpr"]))]
-    if name == "tape_apply":
+    if name in ("tape_apply", "tape_scan"):
         return [("body", prepare(p["body"]))]
     return []
 
 
 def tape_positions(e):
-    """(input positions, output positions) where an equation may take/make a tape."""
-    name = e.primitive.name
+    """(input positions, output positions) where an equation may take/make a tape (or a
+    stack of tapes); the lower rules handle exactly these. Tapes as loop carries are
+    not lowered."""
+    name, p = e.primitive.name, e.params
+    n_in, n_out = len(e.inputs), len(e.outputs)
     if name == "while_tape":
-        return (), {len(e.outputs) - 1}
+        return set(range(p["cond_nconsts"] + p["body_nconsts"])), {n_out - 1}
+    if name == "while":
+        return set(range(p["cond_nconsts"] + p["body_nconsts"])), set()
     if name == "tape_apply":
-        return {0}, ()
-    return (), ()
+        return set(range(1 + p["num_consts"])), set()
+    if name == "tape_scan":
+        return set(range(p["num_tapes"] + p["num_consts"])), ({n_out - 1} if p["ys_aval"] is not None else set())
+    if name == "scan":
+        nc, nk = p["num_consts"], p["num_carry"]
+        return set(range(nc)) | set(range(nc + nk, n_in)), set(range(nk, n_out))
+    if name == "cond":
+        return set(range(1, n_in)), set(range(n_out))
+    if name == "tape_split":
+        return {0}, {0, 1}
+    if name == "tape_zip":
+        return {0, 1}, {0}
+    if name in ("tape_empty", "tape_zeros"):
+        return set(), {0}
+    return set(), set()
 
 
-def _emit(ctx, closed: ClosedJaxpr, in_ops, dests):
-    return ctx.scoped(lambda: compiler.emit_jaxpr(ctx, closed.jaxpr, closed.consts, in_ops, dests))
+def _emit_body(ctx, closed: ClosedJaxpr, in_ops, dests):
+    """Emit a sub-jaxpr at the current position in a tape scope of its own; returns
+    (its output operands, the scope: tapes its equations made, which may be moved)."""
+    token = object()
+    saved = scope(ctx)
+    ctx.tape_scope = token
+    try:
+        return compiler.emit_jaxpr(ctx, closed.jaxpr, closed.consts, in_ops, dests), token
+    finally:
+        ctx.tape_scope = saved
+
+
+def _no_tape_carries(what, ops):
+    if any(isinstance(o, TapeOperand) for o in ops):
+        raise LoweringError(f"{what}: a tape as a loop carry is not lowered")
+
+
+def _tape_results(ctx, res, positions, dests, token):
+    """Store the body's tape results ``res[k]`` (k in ``positions``) into ``dests[k]``."""
+    pairs = []
+    for k in positions:
+        if not isinstance(res[k], TapeOperand):
+            raise LoweringError("a body's tape output is not a tape of this program")
+        pairs.append((dests[k], res[k]))
+    store_tapes(ctx, pairs, token)
 
 
 def _loop_invariant(ctx, op: Operand) -> Operand:
     """``op`` in a form that is cheap to read in every iteration of a loop: fused
     values are computed once, before the loop."""
-    if op.is_buffer or isinstance(op, (ConstOperand, RegOperand)):
+    if op.is_buffer or isinstance(op, (ConstOperand, RegOperand, TapeOperand)):
         return op
     if not op.shape:
         return RegOperand(op.aval, ctx.scalar(op))
@@ -208,10 +262,20 @@ def _cond_lower(ctx, index, *ops, branches):
     outs = list(ctx.outs)
     brs = [prepare(br) for br in branches]
     n = len(brs)
+    # Tape outputs: a slot each; every branch moves (or copies) its tape into it.
+    tapes = {j: new_slot(ctx, v.aval, owner=scope(ctx)) for j, v in enumerate(ctx.eqn.outputs)
+             if isinstance(v.aval, TapeAval)}
+
+    def branch(k):
+        def run():
+            res, token = _emit_body(ctx, brs[k], list(ops), outs)
+            _tape_results(ctx, res, list(tapes), tapes, token)
+        ctx.scoped(run)
+
+    result = [tapes.get(j, o) for j, o in enumerate(outs)] if tapes else None
     if isinstance(index, ConstOperand) or n == 1:
-        k = 0 if n == 1 else int(np.clip(_const_int(index), 0, n - 1))
-        _emit(ctx, brs[k], list(ops), outs)
-        return
+        branch(0 if n == 1 else int(np.clip(_const_int(index), 0, n - 1)))
+        return result
     b = ctx.b
     idx = ctx.scalar(index)
     if idx.dtype != I32:
@@ -226,9 +290,10 @@ def _cond_lower(ctx, index, *ops, branches):
     b.stmt(f"switch i32 {clamped}, label %{labels[n - 1]} [{cases}]")
     for k in range(n):
         b.start_block(labels[k])
-        _emit(ctx, brs[k], list(ops), outs)
+        branch(k)
         b.br(join)
     b.start_block(join)
+    return result
 
 
 def _const_int(op: ConstOperand) -> int:
@@ -245,14 +310,15 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
     cc = [_loop_invariant(ctx, o) for o in args[:cond_nconsts]]
     bc = [_loop_invariant(ctx, o) for o in args[cond_nconsts:cond_nconsts + body_nconsts]]
     init = list(args[cond_nconsts + body_nconsts:])
+    _no_tape_carries("while", init)
     avals = [o.aval for o in init]
 
     def test(cur, ex):
-        (pred,) = compiler.emit_jaxpr(ctx, cj.jaxpr, cj.consts, cc + cur, [None])
+        (pred,), _ = _emit_body(ctx, cj, cc + cur, [None])
         return ctx.scalar(pred).ref
 
     def body(cur, dests, ex):
-        return compiler.emit_jaxpr(ctx, bj.jaxpr, bj.consts, bc + cur, dests), []
+        return _emit_body(ctx, bj, bc + cur, dests)[0], []
 
     _emit_loop(ctx, avals, init, outs, _invariant_mask(bj.jaxpr, body_nconsts, len(init)), [], test, body)
     _scaled_work(ctx, w0, WHILE_WORK_FACTOR)
@@ -297,9 +363,13 @@ def _scan_lower(ctx, *args, jaxpr, num_consts, num_carry, length, reverse, linea
     bj = prepare(jaxpr)
     consts = [_loop_invariant(ctx, o) for o in args[:num_consts]]
     init = list(args[num_consts:num_consts + num_carry])
+    _no_tape_carries("scan", init)
     xs = list(args[num_consts + num_carry:])
     avals = [o.aval for o in init]
     b = ctx.b
+    # Tapes the body makes are stacked: an array of headers, one per iteration.
+    tapes = {num_carry + k: new_slot(ctx, v.aval, owner=scope(ctx))
+             for k, v in enumerate(ctx.eqn.outputs[num_carry:]) if isinstance(v.aval, TapeAval)}
     ys = outs[num_carry:]
 
     def test(cur, ex):
@@ -307,104 +377,24 @@ def _scan_lower(ctx, *args, jaxpr, num_consts, num_carry, length, reverse, linea
 
     def body(cur, dests, ex):
         i = _position(b, ex[0], length, reverse)
-        x_ops = [_slice(ctx, x, i) for x in xs]
-        y_dests = [_slice(ctx, y, i) for y in ys]
-        res = compiler.emit_jaxpr(ctx, bj.jaxpr, bj.consts, consts + cur + x_ops, dests + y_dests)
+        x_ops = [x.element(ctx, i) if isinstance(x, TapeOperand) else _slice(ctx, x, i) for x in xs]
+        y_dests = [None if num_carry + k in tapes else _slice(ctx, y, i) for k, y in enumerate(ys)]
+        res, token = _emit_body(ctx, bj, consts + cur + x_ops, dests + y_dests)
+        _tape_results(ctx, res, list(tapes), {j: t.element(ctx, i) for j, t in tapes.items()}, token)
         return res[:num_carry], [_step(b, ex[0])]
 
     if length > 0 or num_carry:
         _emit_loop(ctx, avals, init, outs[:num_carry], _invariant_mask(bj.jaxpr, num_consts, num_carry),
                    [const(I64, 0)], test, body)
     _scaled_work(ctx, w0, max(length, 1))
+    return [tapes.get(j, o) for j, o in enumerate(outs)] if tapes else None
 
 
 # --- while_tape / tape_apply ------------------------------------------------------------------
-def _record_layout(res_avals):
-    """(byte offset of each residual in a record, record size)."""
-    offs, off = [], 0
-    for a in res_avals:
-        al = min(RECORD_ALIGN, max(np.dtype(a.dtype).itemsize, 1)) if a.shape else np.dtype(a.dtype).itemsize
-        off = (off + al - 1) // al * al
-        offs.append(off)
-        off += _size(a) * np.dtype(a.dtype).itemsize
-    size = (off + 7) // 8 * 8
-    if size and any(a.shape for a in res_avals):
-        size = (size + RECORD_ALIGN - 1) // RECORD_ALIGN * RECORD_ALIGN
-    return offs, size
-
-
-class TapeOperand(Operand):
-    """A run-time tape in compiled code: its slot ``{ptr data, i64 capacity}`` in the
-    workspace and its number of records."""
-
-    def __init__(self, aval, slot: str, count: Value, offsets, size):
-        super().__init__(aval)
-        self.slot, self.count, self.offsets, self.size = slot, count, offsets, size
-
-    def at(self, idx):
-        raise LoweringError("a tape has no elements")
-
-
-def _declare_heap(module):
-    module.declare("realloc", "declare noalias ptr @realloc(ptr, i64) nounwind")
-    module.declare("free", "declare void @free(ptr) nounwind")
-    module.declare("llvm.umul.with.overflow.i64", "declare {i64, i1} @llvm.umul.with.overflow.i64(i64, i64)")
-
-
-def _tape_slot(ctx) -> str:
-    """A workspace slot {ptr data = null, i64 capacity = 0}, freed at every exit."""
-    slot = ctx.global_slot(16)
-    capp = ctx.b.tmp()
-    ctx.prologue += [f"  store ptr null, ptr {slot}, align 8",
-                     f"  {capp} = getelementptr inbounds i8, ptr {slot}, i64 8",
-                     f"  store i64 0, ptr {capp}, align 8"]
-
-    def free(b):
-        p = b.emit(f"load ptr, ptr {slot}, align 8")
-        b.stmt(f"call void @free(ptr {p})")
-
-    ctx.cleanup.append(free)
-    return slot
-
-
-def _reserve(ctx, slot: str, count: Value, size: int) -> str:
-    """Make room for record ``count`` (doubling the capacity); return its pointer."""
-    b = ctx.b
-    capp = b.emit(f"getelementptr inbounds i8, ptr {slot}, i64 8")
-    cap = b.emit(f"load i64, ptr {capp}, align 8")
-    full = b.emit(f"icmp uge i64 {count.ref}, {cap}")
-    grow, have = b.label("tape_grow"), b.label("tape_ok")
-    b.cbr(full, grow, have)
-    b.start_block(grow)
-    twice = b.emit(f"shl i64 {cap}, 1")
-    is0 = b.emit(f"icmp eq i64 {cap}, 0")
-    first = max(1, min(16, (1 << 20) // size))  # records first allocated: at most ~1 MiB
-    newcap = b.emit(f"select i1 {is0}, i64 {first}, i64 {twice}")
-    prod = b.emit(f"call {{i64, i1}} @llvm.umul.with.overflow.i64(i64 {newcap}, i64 {size})")
-    nbytes = b.emit(f"extractvalue {{i64, i1}} {prod}, 0")
-    ovf = b.emit(f"extractvalue {{i64, i1}} {prod}, 1")
-    old = b.emit(f"load ptr, ptr {slot}, align 8")
-    alloc, ok = b.label("tape_alloc"), b.label("tape_grown")
-    b.cbr(ovf, "fg_fail_oom", alloc)
-    b.start_block(alloc)
-    new = b.emit(f"call ptr @realloc(ptr {old}, i64 {nbytes})")
-    null = b.emit(f"icmp eq ptr {new}, null")
-    b.cbr(null, "fg_fail_oom", ok)
-    b.start_block(ok)
-    b.stmt(f"store ptr {new}, ptr {slot}, align 8")
-    b.stmt(f"store i64 {newcap}, ptr {capp}, align 8")
-    b.br(have)
-    b.start_block(have)
-    ctx.fail_used = True
-    data = b.emit(f"load ptr, ptr {slot}, align 8")
-    off = b.emit(f"mul nuw nsw i64 {count.ref}, {size}")
-    return b.emit(f"getelementptr inbounds i8, ptr {data}, i64 {off}")
-
-
-def _record_operands(ctx, rec: str, avals, offsets):
-    b = ctx.b
-    return [BufferOperand(ctx, ShapedArray(a.shape, a.dtype), b.emit(f"getelementptr inbounds i8, ptr {rec}, i64 {o}"))
-            for a, o in zip(avals, offsets)]
+def _check_residuals(what, body_avals, tape_aval):
+    res = tape_aval.res_avals
+    if len(body_avals) != len(res) or not all(same_aval(a, r) for a, r in zip(body_avals, res)):
+        raise LoweringError(f"{what}: the body's residuals do not match the tape type")
 
 
 @lower_materialized(cf.while_tape_p)
@@ -415,69 +405,127 @@ def _while_tape_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nco
     cc = [_loop_invariant(ctx, o) for o in args[:cond_nconsts]]
     bc = [_loop_invariant(ctx, o) for o in args[cond_nconsts:cond_nconsts + body_nconsts]]
     init = list(args[cond_nconsts + body_nconsts:])
+    _no_tape_carries("while_tape", init)
     nk = len(init)
     avals = [o.aval for o in init]
-    res_avals = list(tape_aval.res_avals)
-    body_res = bj.jaxpr.out_avals[nk:]
-    if len(body_res) != len(res_avals) or any(tuple(a.shape) != tuple(r.shape) or a.dtype != r.dtype
-                                               for a, r in zip(body_res, res_avals)):
-        raise LoweringError("while_tape: the body's residuals do not match the tape type")
-    offsets, size = _record_layout(res_avals)
+    if tape_aval.shape:
+        raise LoweringError("while_tape: a stack of tapes as its output")
+    _check_residuals("while_tape", bj.jaxpr.out_avals[nk:], tape_aval)
+    tape = new_slot(ctx, tape_aval, owner=scope(ctx))
+    size = layout(tape_aval).size
+    fields = [k for k, a in enumerate(tape_aval.res_avals) if isinstance(a, TapeAval)]
+    n_res = len(tape_aval.res_avals)
     b = ctx.b
-    slot = _tape_slot(ctx) if size else None
-    if size:
-        _declare_heap(b.module)
 
     def test(cur, ex):
-        (pred,) = compiler.emit_jaxpr(ctx, cj.jaxpr, cj.consts, cc + cur, [None])
+        (pred,), _ = _emit_body(ctx, cj, cc + cur, [None])
         return ctx.scalar(pred).ref
 
     def body(cur, dests, ex):
-        res_dests = []
-        if size:
-            rec = _reserve(ctx, slot, ex[0], size)
-            res_dests = _record_operands(ctx, rec, res_avals, offsets)
-        res = compiler.emit_jaxpr(ctx, bj.jaxpr, bj.consts, bc + cur, dests + res_dests)
+        # (records of zero bytes, e.g. no residuals: only the count is kept)
+        rec_ops = record_operands(ctx, tape, reserve(ctx, tape, ex[0]) if size else "null") if n_res else []
+        res_dests = [None if k in fields else o for k, o in enumerate(rec_ops)]
+        res, token = _emit_body(ctx, bj, bc + cur, dests + res_dests)
+        # Tapes the body made (e.g. a scan's stack of inner tapes) move into the record.
+        _tape_results(ctx, res, [nk + k for k in fields], {nk + k: rec_ops[k] for k in fields}, token)
         return res[:nk], [_step(b, ex[0])]
 
     (count,) = _emit_loop(ctx, avals, init, outs, [False] * nk, [const(I64, 0)], test, body)
+    b.stmt(f"store i64 {count.ref}, ptr {b.emit(f'getelementptr inbounds i8, ptr {tape.hdr}, i64 {COUNT}')}, align 8")
     _scaled_work(ctx, w0, WHILE_WORK_FACTOR)
-    return outs + [TapeOperand(tape_aval, slot, count, offsets, size)]
+    return outs + [tape]
 
 
 @lower_materialized(cf.tape_apply_p)
 def _tape_apply_lower(ctx, tape, *args, body, num_consts, reverse, linear):
-    if not isinstance(tape, TapeOperand):
-        raise LoweringError("tape_apply: the tape must come from a while_tape of the same program")
+    if not isinstance(tape, TapeOperand) or tape.shape:
+        raise LoweringError("tape_apply: the tape must be a tape made by this program")
     outs = list(ctx.outs)
     w0 = ctx.work
     bj = prepare(body)
     consts = [_loop_invariant(ctx, o) for o in args[:num_consts]]
     init = list(args[num_consts:])
+    _no_tape_carries("tape_apply", init)
     nk = len(init)
     avals = [o.aval for o in init]
-    res_avals = list(tape.aval.res_avals)
     n_res = len(bj.jaxpr.invars) - len(args)
-    body_res = bj.jaxpr.in_avals[:n_res]
-    if n_res != len(res_avals) or any(tuple(a.shape) != tuple(r.shape) or a.dtype != r.dtype
-                                      for a, r in zip(body_res, res_avals)):
-        raise LoweringError("tape_apply: the body's residual inputs do not match the tape type")
+    _check_residuals("tape_apply", bj.jaxpr.in_avals[:n_res], tape.aval)
     b = ctx.b
-    data = b.emit(f"load ptr, ptr {tape.slot}, align 8") if tape.size else None
-    count = tape.count
+    data = data_ptr(b, tape.hdr) if tape.size else "null"
+    count = Value(records_in(b, count_of(b, tape.hdr)), I64)  # (a zero tape: no records)
 
     def test(cur, ex):
         return _counter_test(b, ex[0], count)
 
     def run(cur, dests, ex):
         res_ops = []
-        if tape.size:
-            i = _position(b, ex[0], count, reverse)
-            off = b.emit(f"mul nuw nsw i64 {i}, {tape.size}")
-            rec = b.emit(f"getelementptr inbounds i8, ptr {data}, i64 {off}")
-            res_ops = _record_operands(ctx, rec, res_avals, tape.offsets)
-        res = compiler.emit_jaxpr(ctx, bj.jaxpr, bj.consts, res_ops + consts + cur, dests)
+        if n_res:
+            rec = record_ptr(ctx, data, tape, _position(b, ex[0], count, reverse)) if tape.size else "null"
+            res_ops = record_operands(ctx, tape, rec)
+        res, _ = _emit_body(ctx, bj, res_ops + consts + cur, dests)
         return res, [_step(b, ex[0])]
 
     _emit_loop(ctx, avals, init, outs, _invariant_mask(bj.jaxpr, n_res + num_consts, nk), [const(I64, 0)], test, run)
     _scaled_work(ctx, w0, WHILE_WORK_FACTOR)
+
+
+@lower_materialized(tape_scan_p)
+def _tape_scan_lower(ctx, *args, body, num_tapes, num_consts, reverse, linear, ys_aval):
+    tapes = list(args[:num_tapes])
+    if not all(isinstance(t, TapeOperand) and not t.shape for t in tapes):
+        raise LoweringError("tape_scan: the scanned operands must be (unstacked) tapes made by this program")
+    outs = list(ctx.outs)
+    w0 = ctx.work
+    bj = prepare(body)
+    consts = [_loop_invariant(ctx, o) for o in args[num_tapes:num_tapes + num_consts]]
+    init = list(args[num_tapes + num_consts:])
+    _no_tape_carries("tape_scan", init)
+    nk = len(init)
+    avals = [o.aval for o in init]
+    field_avals = [a for t in tapes for a in t.aval.res_avals]
+    nf = len(field_avals)
+    in_avals = bj.jaxpr.in_avals
+    if len(in_avals) != nf + num_consts + nk or not all(same_aval(a, f) for a, f in zip(in_avals, field_avals)):
+        raise LoweringError("tape_scan: the body's inputs do not match the tapes' fields")
+    ys_res = list(ys_aval.res_avals) if ys_aval is not None else []
+    if ys_aval is not None and ys_aval.shape:
+        raise LoweringError("tape_scan: a stack of tapes as its output")
+    _check_residuals("tape_scan", bj.jaxpr.out_avals[nk:], ys_aval if ys_aval is not None else TapeAval([]))
+    b = ctx.b
+    readers = [RecordReader(ctx, t) for t in tapes]  # (header loads: before the loop)
+    count = joint_count(b, readers)
+    if count is None:
+        # Only zero tapes: they have no records (as in the interpreter), so the carry
+        # passes through and the ys tape is empty.
+        for k in range(nk):
+            ctx.write(outs[k], init[k], flat=True)
+        return outs[:nk] + ([new_slot(ctx, ys_aval, empty=True)] if ys_aval is not None else [])
+    n = Value(records_in(b, count), I64)
+    out, ydata = None, None
+    tape_fields = [k for k, a in enumerate(ys_res) if isinstance(a, TapeAval)]
+    if ys_aval is not None:
+        # Allocated once, with room for every record (written at index i in any order).
+        out = new_slot(ctx, ys_aval, owner=scope(ctx))
+        ydata = reserve_all(ctx, out, n.ref)
+
+    def test(cur, ex):
+        return _counter_test(b, ex[0], n)
+
+    def run(cur, dests, ex):
+        i = _position(b, ex[0], n, reverse)
+        f_ops = [op for r in readers for op in r.operands(ctx, i)]
+        y_dests, rec_ops = [], []
+        if out is not None:
+            rec_ops = record_operands(ctx, out, record_ptr(ctx, ydata, out, i) if out.size else "null")
+            y_dests = [None if k in tape_fields else o for k, o in enumerate(rec_ops)]
+        res, token = _emit_body(ctx, bj, f_ops + consts + cur, dests + y_dests)
+        # Tapes the body made for a record move into it.
+        _tape_results(ctx, res, [nk + k for k in tape_fields], {nk + k: rec_ops[k] for k in tape_fields}, token)
+        return res[:nk], [_step(b, ex[0])]
+
+    _emit_loop(ctx, avals, init, outs[:nk], _invariant_mask(bj.jaxpr, nf + num_consts, nk), [const(I64, 0)], test, run)
+    _scaled_work(ctx, w0, WHILE_WORK_FACTOR)
+    if out is None:
+        return outs[:nk]
+    _store_i64(b, out.hdr, COUNT, n.ref)
+    return outs[:nk] + [out]

@@ -11,7 +11,7 @@ REASONS = {
     "custom_jvp_call": _INLINED,
     "custom_vjp_call": _INLINED,
     "checkpoint_call": _INLINED,
-    "custom_lin": _LATER + "; appears only in linearized programs",
+    "custom_lin": "inlined before lowering (its forward function is traced and lowered in place)",
 }
 
 for _name, _reason in REASONS.items():

@@ -69,9 +69,15 @@ class BatchTrace(Trace):
         return BatchTracer(self, out, out_dim)
 
 
-def batch_flat(f_flat, args, in_dims, axis_size: int, out_dims_wanted):
+KEEP = "keep"  # an ``out_dims_wanted`` answer: batched at 0 if it depends on the batch, else not
+
+
+def batch_flat(f_flat, args, in_dims, axis_size: int, out_dims_wanted, tape_dims: list | None = None):
     """Run ``f_flat`` over a batch; outputs get their batch axis at ``out_dims_wanted``
-    (``None``: the output must not depend on the batch)."""
+    (``None``: the output must not depend on the batch; ``KEEP``: axis 0 if it does,
+    else unbatched). With a ``tape_dims`` list, tape outputs keep their own batching
+    (shared tapes stay shared: no broadcast); their bdims, and those of ``KEEP``
+    outputs, are appended to it in output order."""
     with new_main(BatchTrace, axis_size) as main:
         trace = BatchTrace(main)
         tracers = [BatchTracer(trace, a, d) if d is not None else a for a, d in zip(args, in_dims)]
@@ -86,7 +92,9 @@ def batch_flat(f_flat, args, in_dims, axis_size: int, out_dims_wanted):
         if isinstance(get_aval_any(val), TapeAval):
             # A tape's batch "axis" is a flag: batched tapes (bdim 0) carry per-lane fields
             # and masks; a shared tape is broadcast into one when a mapped output is wanted.
-            if want is not None and bdim is None:
+            if tape_dims is not None:
+                tape_dims.append(bdim)
+            elif want is not None and bdim is None:
                 from funcgrad.transforms.tape_scan import tape_broadcast
 
                 val = tape_broadcast(val, axis_size)
@@ -94,7 +102,11 @@ def batch_flat(f_flat, args, in_dims, axis_size: int, out_dims_wanted):
                 raise ValueError("vmap: an output with out_axes=None depends on the mapped axis")
             final.append(val)
             continue
-        if want is None:
+        if want is KEEP:
+            final.append(val if bdim is None else moveaxis(val, bdim, 0))
+            if tape_dims is not None:
+                tape_dims.append(None if bdim is None else 0)
+        elif want is None:
             if bdim is not None:
                 raise ValueError("vmap: an output with out_axes=None depends on the mapped axis")
             final.append(val)

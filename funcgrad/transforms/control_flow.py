@@ -261,15 +261,34 @@ def _cond_batch(args, bdims, *, branches):
 
     size = batch_size(args, bdims)
     (index, *ops), (d_index, *d_ops) = args, bdims
-    ops = [_batch_tape(x, d, size) if _is_tape(x) else bdim_at(x, d, size, 0) for x, d in zip(ops, d_ops)]
-    batched = tuple(
-        _closed(lambda *xs, b=b: batch_flat(jaxpr_as_fun(b), list(xs), [0] * len(xs), size, lambda i, n: 0),
-                [batched_aval(a, size) for a in b.in_avals])
-        for b in branches
-    )
+    # Tapes keep their own batching (shared tapes stay shared), as in ``_scan_batch``.
+    in_dims = [d if _is_tape(x) else 0 for x, d in zip(ops, d_ops)]
+    ops = [x if _is_tape(x) else bdim_at(x, d, size, 0) for x, d in zip(ops, d_ops)]
+    in_avals = [get_aval_any(x) if _is_tape(x) else batched_aval(a, size) for x, a in zip(ops, branches[0].in_avals)]
+
+    def batch_branches(keep_tapes: bool):
+        dims_per_branch, closed = [], []
+        for b in branches:
+            dims: list | None = [] if keep_tapes else None
+
+            def fn(*xs, b=b, dims=dims):
+                if dims is not None:
+                    dims.clear()
+                return batch_flat(jaxpr_as_fun(b), list(xs), in_dims, size, lambda i, n: 0, dims)
+
+            closed.append(_closed(fn, in_avals))
+            dims_per_branch.append(dims)
+        return tuple(closed), dims_per_branch
+
+    batched, tape_dims = batch_branches(True)
+    if any(d != tape_dims[0] for d in tape_dims):  # branches disagree: make every tape output batched
+        batched, _ = batch_branches(False)
+        tape_dims = [[0] * len(tape_dims[0])]
+    it = iter(tape_dims[0])
+    out_dims = [next(it) if _is_tape_aval(a) else 0 for a in batched[0].out_avals]
     if d_index is None:
         outs = cond_p.bind(index, *ops, branches=batched)
-        return outs, [0] * len(outs)
+        return outs, out_dims
     # A per-example index: run every branch, then pick each example's result.
     from funcgrad.core import lax_api as lax
 
@@ -285,7 +304,11 @@ def _cond_batch(args, bdims, *, branches):
         shape = get_aval_any(results[0][j]).shape
         which = lax.broadcast_in_dim(index, shape, (0,))
         outs.append(lax.select_n(which, *[r[j] for r in results]) if len(results) > 1 else results[0][j])
-    return outs, [0] * len(outs)
+    return outs, out_dims
+
+
+def _is_tape_aval(a) -> bool:
+    return isinstance(a, TapeAval)
 
 
 def _select_tape(branches, j, results):
@@ -580,20 +603,56 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, l
 
 def _scan_batch(args, bdims, *, jaxpr, num_consts, num_carry, length, reverse, linear=None):
     from funcgrad.core.batch_util import batch_size, batched_aval, bdim_at
-    from funcgrad.transforms.batching import batch_flat
+    from funcgrad.transforms.batching import KEEP, batch_flat
 
     size = batch_size(args, bdims)
     nc, nk = num_consts, num_carry
-    # Consts and carry get the batch axis in front; xs get it second (after the scanned axis).
-    # Tapes (stacked or not) stay batched tapes whatever the position (their bdim is a flag).
-    moved = [_batch_tape(x, d, size) if _is_tape(x) else bdim_at(x, d, size, 0)
-             for x, d in zip(args[: nc + nk], bdims[: nc + nk])]
-    moved += [_batch_tape(x, d, size) if _is_tape(x) else bdim_at(x, d, size, 1)
-              for x, d in zip(args[nc + nk:], bdims[nc + nk:])]
-    in_avals = [batched_aval(a, size) for a in jaxpr.in_avals]
-    body = _closed(lambda *xs: batch_flat(jaxpr_as_fun(jaxpr), list(xs), [0] * len(xs), size, lambda i, n: 0), in_avals)
+    # Only what depends on the batch is batched: consts and xs as given, the carry by a
+    # fixpoint (a carry becomes batched when the body makes it so). Batched consts and
+    # carries get the axis in front; batched xs second (after the scanned axis). Tapes
+    # keep their own batching (a bdim is a flag for them): a shared tape stays shared.
+    is_tape = [_is_tape(x) for x in args]
+    carry_b = [d is not None for d in bdims[nc:nc + nk]]
+
+    def layout(carry_b):
+        moved, in_dims, in_avals = [], [], []
+        for i, (x, d, a, t) in enumerate(zip(args, bdims, jaxpr.in_avals, is_tape)):
+            batched = carry_b[i - nc] if nc <= i < nc + nk else d is not None
+            if t:
+                moved.append(x)
+                in_dims.append(d)
+                in_avals.append(get_aval_any(x) if i < nc + nk else _unstacked(get_aval_any(x)))
+            elif batched:
+                moved.append(bdim_at(x, d, size, 0 if i < nc + nk else 1))
+                in_dims.append(0)
+                in_avals.append(batched_aval(a, size))
+            else:
+                moved.append(x)
+                in_dims.append(None)
+                in_avals.append(a)
+        return moved, in_dims, in_avals
+
+    def traced(carry_b, carry_want):
+        moved, in_dims, in_avals = layout(carry_b)
+        dims: list = []
+
+        def body_fn(*xs):
+            dims.clear()
+            return batch_flat(jaxpr_as_fun(jaxpr), list(xs), in_dims, size,
+                              lambda i, n: carry_want[i] if i < nk else KEEP, dims)
+
+        return moved, _closed(body_fn, in_avals), dims
+
+    for _ in range(nk + 1):
+        _, _, dims = traced(carry_b, [KEEP] * nk)
+        new = [b or d is not None for b, d in zip(carry_b, dims[:nk])]
+        if new == carry_b:
+            break
+        carry_b = new
+    moved, body, dims = traced(carry_b, [0 if b else None for b in carry_b])
     outs = scan_p.bind(*moved, jaxpr=body, num_consts=nc, num_carry=nk, length=length, reverse=reverse, linear=linear)
-    return outs, [0] * nk + [0 if _is_tape(o) else 1 for o in outs[nk:]]
+    y_dims = [d if _is_tape(o) else (None if d is None else 1) for o, d in zip(outs[nk:], dims)]
+    return outs, [0 if b else None for b in carry_b] + y_dims
 
 
 def _is_tape(x) -> bool:
@@ -656,9 +715,9 @@ def while_loop(cond_fun, body_fun, init_val, checkpoints=None):
     residuals at a time (best near k = sqrt(n)).
     """
     if checkpoints is not None:
+        if isinstance(checkpoints, (bool, np.bool_)) or not isinstance(checkpoints, (int, np.integer)) or checkpoints < 1:
+            raise ValueError(f"while_loop: checkpoints must be a positive int, got {checkpoints!r}")
         k = int(checkpoints)
-        if k < 1:
-            raise ValueError(f"while_loop: checkpoints must be a positive int, got {checkpoints}")
         return _segmented_while(cond_fun, body_fun, init_val, k)
     c_leaves, c_tree = pytree.tree_flatten(init_val)
     args_tree = pytree.tree_structure((init_val,))
@@ -1040,14 +1099,16 @@ def _tape_apply_batch(args, bdims, *, body, num_consts, reverse, linear):
     tape, *rest = args
     d_tape, *d_rest = bdims
     t_aval = tape.aval if isinstance(tape, Tape) else get_aval_any(tape)
-    if (d_tape is None) != (t_aval.batch is None):
+    # mapped at this level (bdim 0: this level's mask last), or shared by the lanes (it
+    # may still be batched by an inner vmap, whose masks are plain fields here)
+    if d_tape is not None and t_aval.batch is None:
         raise NotImplementedError("tape_apply: inconsistent batching of a tape")
-    size = t_aval.batch if t_aval.batch is not None else batch_size(rest, d_rest)
+    size = t_aval.batch if d_tape is not None else batch_size(rest, d_rest)
     rest = [_batch_tape(x, d, size) if _is_tape(x) else bdim_at(x, d, size, 0) for x, d in zip(rest, d_rest)]
     n_res = len(body.in_avals) - len(rest)
     b = lambda a: batched_aval(a, size)  # noqa: E731
     inner = lambda *xs: batch_flat(jaxpr_as_fun(body), list(xs), [0] * len(xs), size, lambda i, n: 0)  # noqa: E731
-    if t_aval.batch is None:
+    if d_tape is None:
         # An ordinary tape (same residuals for every lane): batch only the body's other
         # inputs; the residuals it reads from the tape are not mapped.
         dims = [None] * n_res + [0] * len(rest)
@@ -1084,13 +1145,13 @@ allow_missing("transpose", while_p, "not linear: reverse mode splits it into whi
 # tangents; ``tape_split`` / ``tape_zip`` separate and rejoin a combined run.
 
 def _split_tape_avals(aval, n):
-    res = list(aval.res_avals)
-    mask = [res.pop()] if aval.batch is not None else []
-    return (TapeAval(res[:n] + mask, aval.batch, aval.shape), TapeAval(res[n:] + mask, aval.batch, aval.shape))
+    return aval.with_fields(aval.fields[:n]), aval.with_fields(aval.fields[n:])
 
 
-def _entry_parts(entry, masked):
-    return (list(entry[:-1]), [entry[-1]]) if masked else (list(entry), [])
+def _entry_parts(entry, n_masks: int):
+    """(fields, lane masks) of a record: a vmapped tape's records end with one mask per level."""
+    cut = len(entry) - n_masks
+    return list(entry[:cut]), list(entry[cut:])
 
 
 tape_split_p = Primitive("tape_split", multiple_results=True)
@@ -1098,7 +1159,7 @@ tape_split_p = Primitive("tape_split", multiple_results=True)
 
 @tape_split_p.def_impl
 def _tape_split_impl(tape, *, n):
-    masked = tape.aval.batch is not None
+    masked = tape.aval.n_masks
     a_aval, b_aval = _split_tape_avals(tape.aval, n)
     if tape.entries is None:
         return [Tape(None, a_aval), Tape(None, b_aval)]
@@ -1119,17 +1180,12 @@ tape_zip_p = Primitive("tape_zip")
 
 
 def _zip_avals(a, b):
-    ra, rb = list(a.res_avals), list(b.res_avals)
-    mask = []
-    if a.batch is not None:
-        mask = [ra.pop()]
-        rb.pop()
-    return TapeAval(ra + rb + mask, a.batch, a.shape)
+    return a.with_fields(a.fields + b.fields)
 
 
 @tape_zip_p.def_impl
 def _tape_zip_impl(a, b):
-    masked = a.aval.batch is not None
+    masked = a.aval.n_masks
     if a.entries is None and b.entries is None:
         return Tape(None, _zip_avals(a.aval, b.aval))
     n = _tape_length([a, b])
@@ -1157,11 +1213,14 @@ def _while_tape_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, 
     nb, nk = len(bc), len(carry)
     body_fn = jaxpr_as_fun(body_jaxpr)
 
+    n_rf = len(tape_aval.fields)  # a vmapped tape's records end with the lanes' mask
+
     def body_jvp(*xs):
         b, tb, k, tk = xs[:nb], xs[nb:2 * nb], xs[2 * nb:2 * nb + nk], xs[2 * nb + nk:]
         out, t_out = jvp_flat(body_fn, list(b) + list(k), list(tb) + list(tk))
         t_out = [instantiate(t) for t in t_out]
-        return list(out[:nk]) + t_out[:nk] + list(out[nk:]) + t_out[nk:]
+        mask = list(out[nk + n_rf:])
+        return list(out[:nk]) + t_out[:nk] + list(out[nk:nk + n_rf]) + t_out[nk:nk + n_rf] + mask
 
     def cond_fn(*xs):
         return eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *xs[:cond_nconsts + nk])
@@ -1171,11 +1230,10 @@ def _while_tape_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, 
     ta = lambda avals: [tangent_aval(a) for a in avals]  # noqa: E731
     body_closed = _closed(body_jvp, b_avals + ta(b_avals) + k_avals + ta(k_avals))
     cond_closed = _closed(cond_fn, list(cond_jaxpr.in_avals) + ta(k_avals))
-    n_res = len(tape_aval.res_avals)
-    combined = TapeAval(list(tape_aval.res_avals) + [tangent_aval(a) for a in tape_aval.res_avals])
+    combined = tape_aval.with_fields(list(tape_aval.fields) + [tangent_aval(a) for a in tape_aval.fields])
     outs = while_tape_p.bind(*cc, *bc, *t_bc, *carry, *t_carry, cond_jaxpr=cond_closed, body_jaxpr=body_closed,
                              cond_nconsts=cond_nconsts, body_nconsts=2 * nb, tape_aval=combined)
-    tape, t_tape = tape_split_p.bind(outs[2 * nk], n=n_res)
+    tape, t_tape = tape_split_p.bind(outs[2 * nk], n=n_rf)
     return list(outs[:nk]) + [tape], list(outs[nk:2 * nk]) + [t_tape]
 
 
@@ -1192,19 +1250,28 @@ def _tape_apply_jvp_full(primals, tangents, *, body, num_consts, reverse, linear
     t_args = [instantiate(t) if type(t) is not Zero else instantiate(Zero(tangent_aval(get_aval_any(a)))) for a, t in zip(args, tangents[1:])]
     nc = num_consts
     body_fn = jaxpr_as_fun(body)
+    t_aval = get_aval_any(tape) if not isinstance(tape, Tape) else tape.aval
+    nm = n_res - len(t_aval.fields) if t_aval.batch is not None else 0  # zipped records: (res, d_res, masks)
+    n_rf = n_res - nm
 
     def jvp_body(*xs):
-        res, dres = xs[:n_res], xs[n_res:2 * n_res]
-        c, dc = xs[2 * n_res:2 * n_res + nc], xs[2 * n_res + nc:2 * n_res + 2 * nc]
-        k, dk = xs[2 * n_res + 2 * nc:2 * n_res + 2 * nc + (n_args - nc)], xs[2 * n_res + 2 * nc + (n_args - nc):]
+        res, dres = list(xs[:n_rf]), list(xs[n_rf:2 * n_rf])
+        o = 2 * n_rf
+        for q in range(o, o + nm):
+            res.append(xs[q])
+            dres.append(Zero(tangent_aval(get_aval_any(xs[q]))))
+        o += nm
+        c, dc = xs[o:o + nc], xs[o + nc:o + 2 * nc]
+        k, dk = xs[o + 2 * nc:o + 2 * nc + (n_args - nc)], xs[o + 2 * nc + (n_args - nc):]
         out, t_out = jvp_flat(body_fn, list(res) + list(c) + list(k), list(dres) + list(dc) + list(dk))
         return list(out) + [instantiate(t) for t in t_out]
 
-    res_avals = list(body.in_avals[:n_res])
+    res_avals = list(body.in_avals[:n_rf])
+    mask_avals = list(body.in_avals[n_rf:n_res])
     c_avals = list(body.in_avals[n_res:n_res + nc])
     k_avals = list(body.in_avals[n_res + nc:])
     ta = lambda avals: [tangent_aval(a) for a in avals]  # noqa: E731
-    new_body = _closed(jvp_body, res_avals + ta(res_avals) + c_avals + ta(c_avals) + k_avals + ta(k_avals))
+    new_body = _closed(jvp_body, res_avals + ta(res_avals) + mask_avals + c_avals + ta(c_avals) + k_avals + ta(k_avals))
     zipped = tape_zip_p.bind(tape, t_tape)
     c, k = list(args[:nc]), list(args[nc:])
     tc, tk = t_args[:nc], t_args[nc:]
@@ -1239,8 +1306,6 @@ jvp_rules[tape_zip_p] = lambda primals, tangents: (
     Zero(_zip_avals(*[get_aval_any(p) for p in primals])) if all(type(t) is Zero for t in tangents)
     else tape_zip_p.bind(*[instantiate(t) for t in tangents]),
 )
-allow_missing("lower", tape_split_p, "not lowered yet: forward-over-reverse through a staged while_loop runs in the interpreter inside jit (jit issue #6)")
-allow_missing("lower", tape_zip_p, "not lowered yet: forward-over-reverse through a staged while_loop runs in the interpreter inside jit (jit issue #6)")
 
 
 # An empty tape: the placeholder a cond branch outputs in another branch's tape slot.
@@ -1250,6 +1315,5 @@ tape_empty_p.def_abstract_eval(lambda *, aval: aval)
 jvp_rules[tape_empty_p] = lambda primals, tangents, *, aval: (tape_empty_p.bind(aval=aval), Zero(aval))
 allow_missing("batch", tape_empty_p, "takes no operands, so it is never batched")
 allow_missing("transpose", tape_empty_p, "tapes are residual storage, not linear values")
-allow_missing("lower", tape_empty_p, "not lowered yet: gradients of a cond containing a staged while_loop run in the interpreter inside jit (jit issue #6)")
 
 from funcgrad.transforms import tape_scan  # noqa: E402  (its rules build on the primitives above)

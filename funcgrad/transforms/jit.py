@@ -77,12 +77,14 @@ def _executable_for(closed: ClosedJaxpr, name: str):
 def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
     """Inline nested ``jit_call`` and custom-rule call equations (their bodies are what
     runs; derivative rules do not matter to compiled code)."""
-    names = {"jit_call", "custom_jvp_call", "custom_vjp_call", "checkpoint_call"}
+    names = {"jit_call", "custom_jvp_call", "custom_vjp_call", "checkpoint_call", "custom_lin"}
     if not any(e.primitive.name in names for e in closed.jaxpr.eqns):
         return closed
 
     def flat(*args):
         def handle(eqn, invals):
+            if eqn.primitive.name == "custom_lin":
+                return _inline_custom_lin(eqn, invals)
             if eqn.primitive.name in names:
                 sub = eqn.params["jaxpr"] if eqn.primitive.name == "jit_call" else eqn.params["call_jaxpr"]
                 return eval_jaxpr(inline_calls(sub).jaxpr, sub.consts, *invals)
@@ -94,6 +96,25 @@ def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
 
     jaxpr, consts = trace_to_jaxpr(flat, closed.in_avals)
     return ClosedJaxpr(jaxpr, consts)
+
+
+def _inline_custom_lin(eqn, invals):
+    """A ``custom_lin`` (a linear map given by Python callables) traced in place: its
+    forward function on the operands. If that cannot be traced, the equation stays
+    (and jit runs the interpreter, which calls the function on arrays)."""
+    from funcgrad.core import lax_api as lax
+
+    p = eqn.params
+    k = p["num_nonlin"]
+    try:
+        outs = list(p["jvp_fn"](list(invals[:k]), list(invals[k:])))
+        if len(outs) != len(p["out_avals"]) or any(
+                tuple(get_aval_any(o).shape) != tuple(a.shape) for o, a in zip(outs, p["out_avals"])):
+            raise TypeError("custom_lin: its forward function returned values of other shapes")
+        return [lax.convert_element_type(o, a.dtype, a.weak_type) for o, a in zip(outs, p["out_avals"])]
+    except Exception as e:  # noqa: BLE001  (any failure: keep the equation)
+        _log(f"custom_lin not inlined ({type(e).__name__}: {str(e)[:200]})")
+        return eqn.primitive.bind(*invals, **p)
 
 
 # --- the jit_call primitive -----------------------------------------------------------------

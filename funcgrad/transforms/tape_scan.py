@@ -83,8 +83,8 @@ def _tape_scan_abstract_eval(*avals, body, num_tapes, num_consts, reverse, linea
     tapes, consts, carry = _parts(avals, num_tapes, num_consts)
     if num_tapes < 1 or not all(isinstance(t, TapeAval) for t in tapes):
         raise TypeError(f"tape_scan: the first {num_tapes} operands must be tapes, got {[t.str_short() for t in tapes]}")
-    if len({t.shape for t in tapes}) != 1 or len({t.batch for t in tapes} - {None}) > 1:
-        raise TypeError("tape_scan: tapes stacked or batched differently")
+    if len({t.shape for t in tapes}) != 1:  # (batching may differ: nested vmaps)
+        raise TypeError("tape_scan: tapes stacked differently")
     want = _field_avals(tapes) + list(consts + carry)
     got = list(body.in_avals)
     if not _same(want, got):
@@ -112,13 +112,6 @@ def _fill_zeros(fn, avals, present):
     return wrapped
 
 
-def _unstacked_check(tapes):
-    for t in tapes:
-        a = _tape_aval(t)
-        if a.batch is not None:
-            raise NotImplementedError("derivatives of a batched tape (vmap of reverse-over-reverse through a staged while_loop) are not supported yet")
-
-
 # --- linearization ---------------------------------------------------------------------------
 
 def _tape_scan_jvp(primals, tangents, *, body, num_tapes, num_consts, reverse, linear, ys_aval):
@@ -130,7 +123,6 @@ def _tape_scan_jvp(primals, tangents, *, body, num_tapes, num_consts, reverse, l
     if all(type(t) is Zero for t in tangents):
         outs = tape_scan_p.bind(*primals, **params)
         return outs, [Zero(tangent_aval(a)) for a in out_avals]
-    _unstacked_check(tapes)
     field_avals = _field_avals([_tape_aval(t) for t in tapes])
     sizes = [len(_tape_aval(t).res_avals) for t in tapes]
     in_avals = list(body.in_avals)
@@ -141,33 +133,68 @@ def _tape_scan_jvp(primals, tangents, *, body, num_tapes, num_consts, reverse, l
     present = [h for h, s in zip(tape_has, sizes) for _ in range(s)] + [True] * (n_in - len(field_avals))
     d_ops = [t for t, h in zip(t_tapes, tape_has) if h] + [instantiate(t) for t in t_consts + t_carry]
     n_ys = len(body.out_avals) - nk
+    # A batched ys tape (vmap) ends each record with the lanes' mask: it stays last.
+    ysb = ys_aval is not None and ys_aval.batch is not None
+    nm = ys_aval.n_masks if ys_aval is not None else 0  # lane masks (one per vmap level), last
+    n_ysf = n_ys - nm
     if not is_linearizing(tangents):
-        return _joint_jvp(tapes, consts, carry, d_ops, present, tape_has, params, in_avals, nk, n_ys)
+        return _joint_jvp(tapes, consts, carry, d_ops, present, tape_has, params, in_avals, nk, n_ysf)
     fwd, lin, s_avals = cf._split_linear_branch(body, n_in)
-    # fwd: in -> (carry', ys, s); record s next to ys.
-    ys_s = TapeAval(list(body.out_avals[nk:]) + list(s_avals))
+    n_s = len(s_avals)
+    # fwd: in -> (carry', ys, [mask], s); record s next to ys, and keep the records
+    # batched (the lanes' mask last) when the loop is: the transpose needs a mask for
+    # the cotangent tapes of batched tapes.
+    in_mask, pos = None, 0
+    for t, sz in zip(tapes, sizes):
+        if in_mask is None and _tape_aval(t).batch is not None:
+            src = _tape_aval(t)
+            in_mask = list(range(pos + sz - src.n_masks, pos + sz))
+        pos += sz
+    if ysb:
+        fwd = _permuted(fwd, list(range(nk + n_ysf)) + list(range(nk + n_ys, nk + n_ys + n_s)) + list(range(nk + n_ysf, nk + n_ys)))
+        ys_s = ys_aval.with_fields(list(ys_aval.fields) + list(s_avals))
+    elif in_mask is not None:
+        fwd_fn = jaxpr_as_fun(fwd)
+        fwd = cf._closed(lambda *xs: list(fwd_fn(*xs)) + [xs[i] for i in in_mask], fwd.in_avals)
+        ys_s = src.with_fields(list(body.out_avals[nk:]) + list(s_avals)).update(shape=())
+    else:
+        ys_s = TapeAval(list(body.out_avals[nk:]) + list(s_avals))
     outs = tape_scan(tapes, consts, carry, fwd, reverse=reverse, linear=(False,) * len(primals), ys_aval=ys_s)
-    ys_tape, s_tape = cf.tape_split_p.bind(outs[nk], n=n_ys)
+    ys_tape, s_tape = cf.tape_split_p.bind(outs[nk], n=n_ysf)
     primal_out = list(outs[:nk]) + ([ys_tape] if ys_aval is not None else [])
     # lin: (s, d_in) -> (d_carry', d_ys); absent tangent tapes are zeros inside the body.
     lin_fn = jaxpr_as_fun(lin)
+    n_sf = len(_tape_aval(s_tape).res_avals)  # the s tape's fields (with the mask when batched)
 
     def lin_body(*xs):
-        s, d = xs[:len(s_avals)], xs[len(s_avals):]
-        return _fill_zeros(lambda *full: lin_fn(*s, *full), [tangent_aval(a) for a in in_avals], present)(*d)
+        s, d = xs[:n_s], xs[n_sf:]
+        out = _fill_zeros(lambda *full: lin_fn(*s, *full), [tangent_aval(a) for a in in_avals], present)(*d)
+        return list(out[:nk + n_ysf]) + list(xs[n_s:n_s + nm])  # the masks of this record
 
     d_field_avals = [tangent_aval(a) for a, p in zip(in_avals, present) if p]
-    lin_closed = cf._closed(lin_body, list(s_avals) + d_field_avals)
+    lin_closed = cf._closed(lin_body, list(_tape_aval(s_tape).res_avals) + d_field_avals)
     n_dt = sum(tape_has)
-    d_ys = TapeAval([tangent_aval(a) for a in body.out_avals[nk:]]) if ys_aval is not None else None
+    d_ys = None
+    if ys_aval is not None:
+        d_ys = ys_aval.with_fields([tangent_aval(a) for a in ys_aval.fields]) if ysb else TapeAval(
+            [tangent_aval(a) for a in body.out_avals[nk:]])
     t_out = tape_scan([s_tape] + d_ops[:n_dt], d_ops[n_dt:n_dt + num_consts], d_ops[n_dt + num_consts:], lin_closed,
                       reverse=reverse, linear=(False,) + (True,) * len(d_ops), ys_aval=d_ys)
     return primal_out, list(t_out)
 
 
+def _permuted(closed: ClosedJaxpr, order) -> ClosedJaxpr:
+    """``closed`` with its outputs in the order ``order`` (indices into its outputs)."""
+    j = closed.jaxpr
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, j.eqns, [j.outvars[i] for i in order]), closed.consts)
+
+
 def _joint_jvp(tapes, consts, carry, d_ops, present, tape_has, params, in_avals, nk, n_ys):
-    """Forward mode: one tape_scan over (primal, tangent) records."""
+    """Forward mode: one tape_scan over (primal, tangent) records. ``n_ys``: per-record
+    outputs without the lane mask of a batched ys tape."""
     body = params["body"]
+    ys_aval = params["ys_aval"]
+    ysb = ys_aval is not None and ys_aval.batch is not None
     fn = jaxpr_as_fun(body)
     n_tapes = len(tapes)
     n_dt = sum(tape_has)
@@ -188,20 +215,23 @@ def _joint_jvp(tapes, consts, carry, d_ops, present, tape_has, params, in_avals,
         full_d = [next(it) if p else Zero(tangent_aval(a)) for a, p in zip(in_avals[:n_fields], present)]
         out, t_out = jvp_flat(fn, list(fields) + list(c) + list(k), full_d + list(dc) + list(dk))
         t_out = [instantiate(t) for t in t_out]
-        return list(out[:nk]) + t_out[:nk] + list(out[nk:]) + t_out[nk:]
+        mask = list(out[nk + n_ys:])  # a batched ys tape's mask: once, last
+        return list(out[:nk]) + t_out[:nk] + list(out[nk:nk + n_ys]) + t_out[nk:nk + n_ys] + mask
 
     ta = lambda avs: [tangent_aval(a) for a in avs]  # noqa: E731
     f_avals, c_avals, k_avals = in_avals[:n_fields], in_avals[n_fields:n_fields + nc], in_avals[n_fields + nc:]
     joint_avals = list(f_avals) + [tangent_aval(a) for a, p in zip(f_avals, present) if p] + list(c_avals) + ta(c_avals) + list(k_avals) + ta(k_avals)
     joint_closed = cf._closed(joint, joint_avals)
-    ys_avals = list(body.out_avals[nk:])
-    ys_joint = TapeAval(ys_avals + ta(ys_avals)) if n_ys else None
+    ys_avals = list(body.out_avals[nk:nk + n_ys])
+    ys_joint = None
+    if ys_aval is not None:
+        ys_joint = ys_aval.with_fields(ys_avals + ta(ys_avals)) if ysb else TapeAval(ys_avals + ta(ys_avals))
     # fields of the tangent tapes come after all primal fields: reorder by building the body
     # with tapes in the order (primal tapes..., tangent tapes...).
     outs = tape_scan(list(tapes) + list(d_tapes), list(consts) + list(d_consts), list(carry) + list(d_carry), joint_closed,
                      reverse=params["reverse"], linear=(False,) * (n_tapes + n_dt + 2 * nc + 2 * nk), ys_aval=ys_joint)
     k_out, dk_out = list(outs[:nk]), list(outs[nk:2 * nk])
-    if not n_ys:
+    if ys_aval is None:
         return k_out, dk_out
     ys, d_ys = cf.tape_split_p.bind(outs[2 * nk], n=n_ys)
     return k_out + [ys], dk_out + [d_ys]
@@ -221,7 +251,8 @@ def _tape_scan_transpose(cts, *args, body, num_tapes, num_consts, reverse, linea
     nonlin_tapes = [t for t, m in zip(tapes, lin_tape) if not m]
     if not nonlin_tapes and not has_ys_ct:
         raise NotImplementedError("tape_scan transpose: no tape left to give the trip count")
-    _unstacked_check(nonlin_tapes + ([ct_ys] if has_ys_ct else []))
+    lin_avals = [t.aval for t, m in zip(tapes, lin_tape) if m]
+    ys_batched = ys_aval is not None and ys_aval.batch is not None
     sizes = [len(_tape_aval(t).res_avals) if not m else len(t.aval.res_avals) for t, m in zip(tapes, lin_tape)]
     j = body.jaxpr
     n_fields = sum(sizes)
@@ -233,54 +264,93 @@ def _tape_scan_transpose(cts, *args, body, num_tapes, num_consts, reverse, linea
     n_nonlin = len(nonlin_vars)
     n_lin_fields = sum(field_lin)
     n_lin_consts = sum(lin_const)
-    out_avals = list(body.out_avals)
-    ys_ct_avals = [tangent_aval(a) for a in out_avals[nk:]]
+    ys_ct_avals = [tangent_aval(a) for a in body.out_avals[nk:]]
     nonlin_field_avals = [v.aval for v, m in zip(field_vars, field_lin) if not m]
     n_nonlin_fields = len(nonlin_field_avals)
+    nl_const_avals = [v.aval for v, m in zip(const_vars, lin_const) if not m]
     lin_const_avals = [tangent_aval(v.aval) for v, m in zip(const_vars, lin_const) if m]
     k_ct_avals = [tangent_aval(v.aval) for v in carry_vars]
 
-    def body_t(*xs):
-        i = 0
-        nl_fields = xs[i:i + n_nonlin_fields]; i += n_nonlin_fields
-        y_cts = xs[i:i + len(ys_ct_avals)] if has_ys_ct else [Zero(a) for a in ys_ct_avals]
-        i += len(ys_ct_avals) if has_ys_ct else 0
-        nl_consts = xs[i:i + n_nonlin - n_nonlin_fields]; i += n_nonlin - n_nonlin_fields
-        acc = xs[i:i + n_lin_consts]; i += n_lin_consts
-        k_ct = xs[i:]
-        got = backward_pass(as_linear, list(nl_fields) + list(nl_consts), list(k_ct) + list(y_cts))
-        got = [instantiate(g) for g in got]
-        f_ct, c_ct, prev_k = got[:n_lin_fields], got[n_lin_fields:n_lin_fields + n_lin_consts], got[n_lin_fields + n_lin_consts:]
-        from funcgrad.core import lax_api as lax
+    # Batched (vmapped) tapes end each record with their lanes' mask. A cotangent tape
+    # of a batched tape reads the mask of a non-linear tape (or of the ys cotangent)
+    # batched the same way; where that can be read inside the transposed body:
+    mask_at, pos = {}, 0
+    for t, m, sz in zip(tapes, lin_tape, sizes):
+        a = _tape_aval(t) if not m else None
+        if a is not None and a.batch is not None:
+            mask_at.setdefault((a.batch, a.inner), list(range(pos + sz - a.n_masks, pos + sz)))
+        pos += 0 if m else sz
+    if has_ys_ct and ys_batched:
+        end = n_nonlin_fields + len(ys_ct_avals)
+        mask_at.setdefault((ys_aval.batch, ys_aval.inner), list(range(end - ys_aval.n_masks, end)))
+    # One reverse scan per batching of the linear tapes (almost always one): its per-record
+    # outputs are the cotangents of those tapes, with their mask last.
+    groups: dict = {}
+    for i, a in enumerate(lin_avals):
+        groups.setdefault((a.batch, a.inner), []).append(i)
+    for sig in groups:
+        if sig[0] is not None and sig not in mask_at:
+            raise NotImplementedError("tape_scan transpose: no lane mask for the cotangent of a batched tape")
+    field_owner = [i for i, a in enumerate(lin_avals) for _ in a.res_avals]
+    field_is_mask = [k >= len(a.fields) for a in lin_avals for k in range(len(a.res_avals))]
 
-        return [lax.add(a, c) for a, c in zip(acc, c_ct)] + list(prev_k) + list(f_ct)
+    def reverse_scan(group):
+        sig = (lin_avals[group[0]].batch, lin_avals[group[0]].inner) if group else (None, ())
+        keep = [o in group and not mk for o, mk in zip(field_owner, field_is_mask)]
 
-    nl_const_avals = [v.aval for v, m in zip(const_vars, lin_const) if not m]
-    t_avals = nonlin_field_avals + (ys_ct_avals if has_ys_ct else []) + nl_const_avals + lin_const_avals + k_ct_avals
-    body_closed = cf._closed(body_t, t_avals)
-    lin_field_avals = [tangent_aval(v.aval) for v, m in zip(field_vars, field_lin) if m]
-    new_ys = TapeAval(lin_field_avals) if n_lin_fields else None
-    acc0 = [zeros_like_aval(a) for a in lin_const_avals]
-    k0 = [instantiate(c) if type(c) is not Zero else zeros_like_aval(a) for c, a in zip(ct_carry, k_ct_avals)]
-    new_tapes = nonlin_tapes + ([ct_ys] if has_ys_ct else [])
-    nl_consts = [c for c, m in zip(consts, lin_const) if not m]
-    outs = tape_scan(new_tapes, nl_consts, acc0 + k0, body_closed, reverse=not reverse,
-                     linear=(False,) * (len(new_tapes) + len(nl_consts)) + (True,) * (len(acc0) + len(k0)),
-                     ys_aval=new_ys)
-    acc_out, k_out = outs[:n_lin_consts], outs[n_lin_consts:n_lin_consts + nk]
-    # cotangent tapes of the linear tape operands: cut the ys tape apart in operand order
-    tape_cts = []
-    if n_lin_fields:
-        rest = outs[-1]
-        lin_sizes = [s for s, m in zip(sizes, lin_tape) if m]
-        for idx, s in enumerate(lin_sizes):
-            if idx == len(lin_sizes) - 1:
-                tape_cts.append(rest)
+        def body_t(*xs):
+            i = 0
+            nl_fields = xs[i:i + n_nonlin_fields]; i += n_nonlin_fields
+            y_cts = list(xs[i:i + len(ys_ct_avals)]) if has_ys_ct else [Zero(a) for a in ys_ct_avals]
+            if has_ys_ct and ys_batched:  # the masks: not cotangents
+                for q in range(len(y_cts) - ys_aval.n_masks, len(y_cts)):
+                    y_cts[q] = Zero(ys_ct_avals[q])
+            i += len(ys_ct_avals) if has_ys_ct else 0
+            nl_consts = xs[i:i + n_nonlin - n_nonlin_fields]; i += n_nonlin - n_nonlin_fields
+            acc = xs[i:i + n_lin_consts]; i += n_lin_consts
+            k_ct = xs[i:]
+            got = backward_pass(as_linear, list(nl_fields) + list(nl_consts), list(k_ct) + list(y_cts))
+            got = [instantiate(g) for g in got]
+            f_ct, c_ct, prev_k = got[:n_lin_fields], got[n_lin_fields:n_lin_fields + n_lin_consts], got[n_lin_fields + n_lin_consts:]
+            from funcgrad.core import lax_api as lax
+
+            f_ct = [c for c, k in zip(f_ct, keep) if k] + ([xs[q] for q in mask_at[sig]] if sig[0] is not None else [])
+            return [lax.add(a, c) for a, c in zip(acc, c_ct)] + list(prev_k) + f_ct
+
+        t_avals = nonlin_field_avals + (ys_ct_avals if has_ys_ct else []) + nl_const_avals + lin_const_avals + k_ct_avals
+        body_closed = cf._closed(body_t, t_avals)
+        g_fields = [tangent_aval(a) for i in group for a in lin_avals[i].fields]
+        new_ys = None
+        if group:
+            new_ys = lin_avals[group[0]].with_fields(g_fields) if sig[0] is not None else TapeAval(g_fields)
+        acc0 = [zeros_like_aval(a) for a in lin_const_avals]
+        k0 = [instantiate(c) if type(c) is not Zero else zeros_like_aval(a) for c, a in zip(ct_carry, k_ct_avals)]
+        new_tapes = nonlin_tapes + ([ct_ys] if has_ys_ct else [])
+        nl_consts = [c for c, m in zip(consts, lin_const) if not m]
+        outs = tape_scan(new_tapes, nl_consts, acc0 + k0, body_closed, reverse=not reverse,
+                         linear=(False,) * (len(new_tapes) + len(nl_consts)) + (True,) * (len(acc0) + len(k0)),
+                         ys_aval=new_ys)
+        # cut the ys tape apart in operand order
+        rest, cts_of = (outs[-1] if group else None), {}
+        for n, i in enumerate(group):
+            if n == len(group) - 1:
+                cts_of[i] = rest
             else:
-                part, rest = cf.tape_split_p.bind(rest, n=s)
-                tape_cts.append(part)
-    it_t, it_c = iter(tape_cts), iter(acc_out)
-    return ([next(it_t) if m else None for m in lin_tape] + [next(it_c) if m else None for m in lin_const]
+                cts_of[i], rest = cf.tape_split_p.bind(rest, n=len(lin_avals[i].fields))
+        return outs[:n_lin_consts], outs[n_lin_consts:n_lin_consts + nk], cts_of
+
+    if not groups:  # no linear tapes: a plain reverse scan over the records
+        groups = {None: []}
+    tape_cts: dict = {}
+    acc_out = k_out = None
+    for group in groups.values():
+        a, k, c = reverse_scan(group)
+        tape_cts.update(c)
+        if acc_out is None:
+            acc_out, k_out = a, k
+    it_c = iter(acc_out)
+    lin_idx = iter(range(len(lin_avals)))
+    return ([tape_cts[next(lin_idx)] if m else None for m in lin_tape] + [next(it_c) if m else None for m in lin_const]
             + list(k_out))
 
 
@@ -302,17 +372,19 @@ def _tape_scan_batch(args, bdims, *, body, num_tapes, num_consts, reverse, linea
     tapes, consts, carry = _parts(args, num_tapes, num_consts)
     d_tapes, d_consts, _ = _parts(bdims, num_tapes, num_consts)
     t_avals = [_tape_aval(t) for t in tapes]
+    # A tape mapped at this level (bdim 0) has this level's mask last; one with bdim None
+    # is shared by the lanes (it may still be batched by an inner vmap: plain fields here).
     for a, d in zip(t_avals, d_tapes):
-        if (d is None) != (a.batch is None) or a.shape:
+        if (d is not None and a.batch is None) or a.shape:
             raise NotImplementedError("tape_scan: inconsistent batching of a tape")
-    batched_sizes = {a.batch for a in t_avals if a.batch is not None}
+    batched_sizes = {a.batch for a, d in zip(t_avals, d_tapes) if d is not None}
     size = batched_sizes.pop() if batched_sizes else batch_size(args[num_tapes:], bdims[num_tapes:])
     consts = [x if d is None else bdim_at(x, d, size, 0) for x, d in zip(consts, d_consts)]
     carry = [cf._batch_tape(x, d, size) if cf._is_tape(x) else bdim_at(x, d, size, 0)
              for x, d in zip(carry, bdims[num_tapes + num_consts:])]
     nk, n_ys = len(carry), len(body.out_avals) - len(carry)
     sizes = [len(a.res_avals) for a in t_avals]
-    masked = [a.batch is not None for a in t_avals]
+    masked = [d is not None for d in d_tapes]
     b = lambda a: batched_aval(a, size)  # noqa: E731
     inner_dims = ([d for m, a in zip(masked, t_avals) for d in ([0] * (len(a.res_avals) - 1) if m else [None] * len(a.res_avals))]
                   + [None if d is None else 0 for d in d_consts] + [0] * nk)
@@ -358,7 +430,11 @@ allow_missing("lower", tape_scan_p, "not lowered yet: reverse-over-reverse throu
 def _zeros_tape_like(tape, aval: TapeAval):
     """A tape of zeros of type ``aval`` with as many records as ``tape``."""
     src = _tape_aval(tape)
-    body = cf._closed(lambda *xs: [zeros_like_aval(a) for a in aval.res_avals], list(src.res_avals))
+
+    def zeros(*xs):  # a batched tape keeps the lanes' mask (of the same loop) last
+        return [zeros_like_aval(a) for a in aval.fields] + list(xs[len(xs) - aval.n_masks:])
+
+    body = cf._closed(zeros, list(src.res_avals))
     (out,) = tape_scan([tape], [], [], body, reverse=False, linear=(False,), ys_aval=aval)
     return out
 
@@ -371,7 +447,6 @@ def _tape_split_transpose(cts, tape, *, n):
         a = _zeros_tape_like(b, a.aval)
     if type(b) is Zero:
         b = _zeros_tape_like(a, b.aval)
-    _unstacked_check([a, b])
     return [cf.tape_zip_p.bind(a, b)]
 
 
@@ -393,17 +468,27 @@ def while_tape_linearize(cc, bc, carry, t_bc, t_carry, *, cond_jaxpr, body_jaxpr
     """``while_tape`` with staged tangents: the forward loop also records the body's own
     linearization residuals ``s``; the tangent of (carry, tape) is a forward tape_scan
     of the body's linear part over those records."""
-    if tape_aval.batch is not None:
-        raise NotImplementedError("reverse-over-reverse through a batched staged while_loop is not supported yet")
     nb, nk = len(bc), len(carry)
-    n_r = len(tape_aval.res_avals)
+    nm = tape_aval.n_masks  # vmapped: records end with the lanes' masks (one per level)
+    n_rf = len(tape_aval.fields)
     fwd, lin, s_avals = cf._split_linear_branch(body_jaxpr, nb + nk)
+    n_s = len(s_avals)
+    if nm:  # fwd: (k', r, masks, s) -> record (r, s, masks)
+        o = nk + n_rf
+        fwd = _permuted(fwd, list(range(o)) + list(range(o + nm, o + nm + n_s)) + list(range(o, o + nm)))
     outs = cf.while_tape_p.bind(*cc, *bc, *carry, cond_jaxpr=cond_jaxpr, body_jaxpr=fwd, cond_nconsts=cond_nconsts,
-                                body_nconsts=nb, tape_aval=TapeAval(list(tape_aval.res_avals) + list(s_avals)))
-    r_tape, s_tape = cf.tape_split_p.bind(outs[nk], n=n_r)
+                                body_nconsts=nb, tape_aval=tape_aval.with_fields(list(tape_aval.fields) + list(s_avals)))
+    r_tape, s_tape = cf.tape_split_p.bind(outs[nk], n=n_rf)
     d_in = [instantiate(t) for t in list(t_bc) + list(t_carry)]
-    d_r = TapeAval([tangent_aval(a) for a in tape_aval.res_avals])
-    t_out = tape_scan([s_tape], d_in[:nb], d_in[nb:], lin, reverse=False, linear=(False,) + (True,) * len(d_in),
+    lin_fn = jaxpr_as_fun(lin)
+
+    def lin_body(*xs):  # (s, [mask], d_in) -> (d_carry', d_r, [mask])
+        out = lin_fn(*xs[:n_s], *xs[n_s + nm:])
+        return list(out[:nk + n_rf]) + list(xs[n_s:n_s + nm])
+
+    lin_closed = cf._closed(lin_body, list(_tape_aval(s_tape).res_avals) + [tangent_aval(a) for a in body_jaxpr.in_avals])
+    d_r = tape_aval.with_fields([tangent_aval(a) for a in tape_aval.fields])
+    t_out = tape_scan([s_tape], d_in[:nb], d_in[nb:], lin_closed, reverse=False, linear=(False,) + (True,) * len(d_in),
                       ys_aval=d_r)
     return list(outs[:nk]) + [r_tape], list(t_out)
 
