@@ -7,15 +7,26 @@
 2. Per-example gradients of linear regression (1000 x 100) by a Python loop of
    grad calls, against the same loop with a hand-written gradient (autograd: ~57x).
 autograd is optional: it is measured when installed, skipped otherwise.
+
+The MLP rows are sensitive to glibc's heap trimming (freed large arrays go back to the
+OS and are page-faulted in again on the next call), which also depends on what ran
+before in the process; ``MALLOC_TRIM_THRESHOLD_=268435456`` takes that out of the
+comparison.
 """
 from __future__ import annotations
 
-import numpy as np
+import os
+import sys
 
-from common import median_time, table
+from common import median_time, table  # first: it pins BLAS to one thread before NumPy loads
 
-import funcgrad as fg
-import funcgrad.numpy as fnp
+import numpy as np  # noqa: E402
+
+# Measure this checkout's funcgrad, whatever an installed (e.g. editable) copy points to.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import funcgrad as fg  # noqa: E402
+import funcgrad.numpy as fnp  # noqa: E402
 
 try:
     import autograd

@@ -15,8 +15,16 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.core.avals import ShapedArray, TapeAval
-from funcgrad.core.primitive import ALLOWED_MISSING, Primitive, allow_missing, jvp_rules, transpose_rules
-from funcgrad.core.trace import get_aval_any
+from funcgrad.core.primitive import (
+    ALLOWED_MISSING,
+    PRIMITIVES,
+    Primitive,
+    allow_missing,
+    impl_rules,
+    jvp_rules,
+    transpose_rules,
+)
+from funcgrad.core.trace import bind, get_aval_any, is_staging
 
 
 class Zero:
@@ -29,10 +37,23 @@ class Zero:
 
     @staticmethod
     def like(x) -> "Zero":
-        return Zero(tangent_aval(get_aval_any(x)))
+        """The zero tangent of ``x``. Zeros are immutable, so one per aval is shared:
+        the JVP of every operation on a constant asks for one."""
+        aval = get_aval_any(x)
+        hit = _zero_cache.get(id(aval))
+        if hit is not None:
+            return hit[1]
+        z = Zero(tangent_aval(aval))
+        if len(_zero_cache) > 10_000:
+            _zero_cache.clear()
+        _zero_cache[id(aval)] = (aval, z)  # keeps aval alive, so its id stays unique
+        return z
 
     def __repr__(self):
         return f"Zero({self.aval.str_short()})"
+
+
+_zero_cache: dict = {}  # id(aval) -> (aval, Zero), for Zero.like
 
 
 class UndefinedPrimal:
@@ -52,7 +73,7 @@ def is_undefined(x) -> bool:
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    return aval.strip_weak_type()
+    return aval.strip_weak_type() if aval.weak_type else aval
 
 
 def is_differentiable(aval: ShapedArray) -> bool:
@@ -69,9 +90,16 @@ TAPE_OPS: dict = {}
 def zeros_like_aval(aval: ShapedArray):
     if type(aval) is TapeAval:
         return TAPE_OPS["zeros"](aval)
-    from funcgrad.core import lax_api as lax  # lazy: lax_api needs every primitive declared
-
-    return lax.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
+    broadcast_in_dim_p = PRIMITIVES["broadcast_in_dim"]  # (by name: the prims import us)
+    zero = np.zeros((), aval.dtype)
+    if not aval.shape:
+        return zero
+    if not is_staging():
+        # Nothing records operations on constants, so bind would run the impl right
+        # away: call it directly. This is on the hot path of every deflinear rule that
+        # meets a symbolic-zero tangent (e.g. ``x - c`` under grad).
+        return impl_rules[broadcast_in_dim_p](zero, shape=aval.shape, broadcast_dimensions=())
+    return bind(broadcast_in_dim_p, zero, shape=aval.shape, broadcast_dimensions=())
 
 
 def instantiate(t):
@@ -84,11 +112,9 @@ def add_tangents(a, b):
         return b
     if type(b) is Zero:
         return a
-    from funcgrad.core import lax_api as lax  # lazy: see zeros_like_aval
-
-    if type(getattr(a, "aval", None)) is TapeAval:
+    if type(a) is not np.ndarray and type(getattr(a, "aval", None)) is TapeAval:
         return TAPE_OPS["add"](a, b)
-    return lax.add(a, b)
+    return bind(PRIMITIVES["add"], a, b)
 
 
 NONLINEAR = "not linear in any input: a linearized program only holds its (linear) tangent operations"
@@ -106,21 +132,20 @@ def deftranspose(prim: Primitive, rule) -> None:
     ALLOWED_MISSING["transpose"].pop(prim.name, None)
 
 
-def _bind(prim, args, params):
-    return prim.bind(*args, **params)
-
-
 def defjvp(prim: Primitive, *partials) -> None:
     """JVP as a sum of per-argument contributions: ``partials[i](g, ans, *primals,
     **params)`` is the tangent contributed by argument ``i`` with tangent ``g``
     (``None`` for arguments without one). Zero tangents are skipped."""
 
     def rule(primals, tangents, **params):
-        ans = _bind(prim, primals, params)
-        out = Zero(tangent_aval(get_aval_any(ans)))
+        ans = bind(prim, *primals, **params)
+        out = None
         for fn, g in zip(partials, tangents):
             if fn is not None and type(g) is not Zero:
-                out = add_tangents(out, fn(g, ans, *primals, **params))
+                t = fn(g, ans, *primals, **params)
+                out = t if out is None else add_tangents(out, t)
+        if out is None:
+            out = Zero(tangent_aval(get_aval_any(ans)))
         return ans, out
 
     jvp_rules[prim] = rule
@@ -131,7 +156,7 @@ def defjvp_zero(prim: Primitive) -> None:
     """Piecewise-constant or integer-valued op: its tangent is zero everywhere."""
 
     def rule(primals, tangents, **params):
-        ans = _bind(prim, primals, params)
+        ans = bind(prim, *primals, **params)
         if prim.multiple_results:
             return ans, [Zero.like(a) for a in ans]
         return ans, Zero.like(ans)
@@ -145,10 +170,14 @@ def deflinear(prim: Primitive, transpose=None) -> None:
     tangents (zeros instantiated only if some are non-zero)."""
 
     def rule(primals, tangents, **params):
-        ans = _bind(prim, primals, params)
-        if all(type(t) is Zero for t in tangents):
+        ans = bind(prim, *primals, **params)
+        for t in tangents:
+            if type(t) is not Zero:
+                break
+        else:  # all tangents are zero
             return ans, Zero.like(ans) if not prim.multiple_results else [Zero.like(a) for a in ans]
-        return ans, _bind(prim, [instantiate(t) for t in tangents], params)
+        tangents = [zeros_like_aval(t.aval) if type(t) is Zero else t for t in tangents]
+        return ans, bind(prim, *tangents, **params)
 
     jvp_rules[prim] = rule
     if transpose is not None:

@@ -144,8 +144,32 @@ class PyTreeDef:
 _LEAF = PyTreeDef(None, None, ())
 
 
+_flat_defs: dict = {}  # (tuple or list, n) -> treedef of a flat sequence of n leaves
+
+
+def _is_leaf_fast(x) -> bool:
+    """True for a value that is certainly a leaf (not a registered node, not a tuple)."""
+    return type(x) not in _registry and not isinstance(x, tuple)
+
+
 def tree_flatten(tree, is_leaf: Callable[[Any], bool] | None = None):
     """Flatten ``tree`` into ``(leaves, treedef)``. Iterative, so depth is unbounded."""
+    if is_leaf is None:
+        # Fast paths for the shapes every transform flattens on each call: a single
+        # array, and a tuple or list of arrays (e.g. positional arguments).
+        typ = type(tree)
+        if typ not in _registry and not isinstance(tree, tuple):
+            return [tree], _LEAF
+        if typ is tuple or typ is list:
+            for x in tree:
+                if not _is_leaf_fast(x):
+                    break
+            else:
+                key = (typ, len(tree))
+                td = _flat_defs.get(key)
+                if td is None:
+                    td = _flat_defs[key] = PyTreeDef(typ, None, (_LEAF,) * len(tree))
+                return list(tree), td
     leaves: list = []
     # Post-order construction with an explicit stack of (node, state).
     stack: list = [(tree, None)]
@@ -177,6 +201,11 @@ def tree_unflatten(treedef: PyTreeDef, leaves):
         raise ValueError(
             f"tree_unflatten: structure {treedef} expects {treedef.num_leaves} leaves, got {len(leaves)}"
         )
+    node_type = treedef.node_type
+    if node_type is None:
+        return leaves[0]
+    if node_type is tuple and _flat_defs.get((tuple, len(leaves))) is treedef:
+        return tuple(leaves)  # a flat tuple (the treedef tree_flatten's fast path made)
     it = iter(leaves)
 
     def build(td: PyTreeDef):

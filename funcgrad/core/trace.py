@@ -53,9 +53,16 @@ class _TraceState(threading.local):
 
 class Trace:
     """Interprets primitives applied to its own tracers. Subclasses override the three
-    methods; ``pure`` wraps a constant, ``lift`` wraps a tracer of a lower level."""
+    methods; ``pure`` wraps a constant, ``lift`` wraps a tracer of a lower level.
+
+    A trace on the eager autodiff hot path may set ``handles_raw_args``: ``bind`` then
+    skips ``full_raise``/``full_lower`` and hands ``process_primitive`` its arguments as
+    they are (own tracers, live lower-level tracers, constants); the trace returns
+    already-lowered outputs. This saves a wrapper object per constant operand.
+    """
 
     __slots__ = ("main",)
+    handles_raw_args = False
 
     def __init__(self, main: MainTrace):
         self.main = main
@@ -102,12 +109,28 @@ def is_eager() -> bool:
     return len(_state.stack) == 1 and _state.dynamic is None
 
 
+def push_main(trace_type: type, payload=None) -> MainTrace:
+    """Push a (non-dynamic) transform level; pair with ``pop_main`` in a ``finally``.
+    The eager autodiff entry points use this instead of ``new_main``, whose generator
+    based context manager costs a few microseconds per call."""
+    stack = _state.stack
+    main = MainTrace(len(stack), trace_type, payload)
+    main._trace = trace_type(main)
+    stack.append(main)
+    return main
+
+
+def pop_main(main: MainTrace) -> None:
+    popped = _state.stack.pop()
+    if popped is not main:  # pragma: no cover - would be a bug in a transform
+        raise RuntimeError("trace stack corrupted: transforms exited out of order")
+
+
 @contextmanager
 def new_main(trace_type: type, payload=None, dynamic: bool = False):
     """Push a transform level; with ``dynamic=True`` it also captures ops on constants."""
     st = _state
-    main = MainTrace(len(st.stack), trace_type, payload)
-    st.stack.append(main)
+    main = push_main(trace_type, payload)
     prev_dynamic = st.dynamic
     if dynamic:
         st.dynamic = main
@@ -115,9 +138,7 @@ def new_main(trace_type: type, payload=None, dynamic: bool = False):
         yield main
     finally:
         st.dynamic = prev_dynamic
-        popped = st.stack.pop()
-        if popped is not main:  # pragma: no cover - would be a bug in a transform
-            raise RuntimeError("trace stack corrupted: transforms exited out of order")
+        pop_main(main)
 
 
 class Tracer:
@@ -250,26 +271,7 @@ def _concretization_message(tracer: Tracer, what: str) -> str:
 def _check_alive(main: MainTrace) -> None:
     stack = _state.stack
     if main.level >= len(stack) or stack[main.level] is not main:
-        raise errors.UnexpectedTracerError(
-            f"A tracer from a transform that has already finished ({main.trace_type.__name__}, "
-            "level {}) was used. This usually means a traced value was stored in a global, "
-            "an attribute or a closure and used after the transform returned. Return it "
-            "from the transformed function instead.".format(main.level)
-        )
-
-
-def find_top_trace(args) -> Trace:
-    top = _EVAL_MAIN
-    for x in args:
-        if isinstance(x, Tracer):
-            main = x._trace.main
-            if main.level > top.level or main is not top and main.level == top.level:
-                _check_alive(main)
-                top = main
-    dyn = _state.dynamic
-    if dyn is not None and dyn.level > top.level:
-        top = dyn
-    return top.trace()
+        raise _escaped(main)
 
 
 def full_raise(trace: Trace, val):
@@ -294,55 +296,90 @@ def full_lower(val):
     return val.full_lower() if isinstance(val, Tracer) else val
 
 
+def is_staging() -> bool:
+    """True when a dynamic trace (make_jaxpr, jit, a control-flow body) records even
+    operations on constants; otherwise those run eagerly, whatever else is active."""
+    return _state.dynamic is not None
+
+
 _eager_checked: set = set()
 _PY_SCALARS = (bool, int, float)
-_ARRAY_TYPES = (np.ndarray, np.generic)
 
 
-def _eager_check(prim: Primitive, args, params) -> None:
-    """Primitives are strict eagerly too: validate with abstract_eval, once per
-    distinct (primitive, argument types, params) signature so the hot path stays cheap."""
+def _eager_bind(prim: Primitive, args, params):
+    """Run ``prim``'s NumPy implementation on concrete arguments.
+
+    Primitives are strict eagerly too: the arguments are validated with abstract_eval
+    once per distinct (primitive, argument types, params) signature, so the hot path
+    (every primal operation under jvp/grad/vmap, every transpose in a backward pass)
+    only builds and looks up that signature.
+    """
     key = [prim]
+    scalars = False
     for a in args:
-        key.append((a.shape, a.dtype) if isinstance(a, _ARRAY_TYPES) else type(a))
+        if type(a) is np.ndarray or isinstance(a, np.generic):
+            key += (a.shape, a.dtype)
+        else:
+            key.append(type(a))  # Python scalars; anything else fails the check below
+            scalars = True
     if params:
-        key.append(tuple(params.items()))
+        key += params.items()
     try:
         key = tuple(key)
-        if key in _eager_checked:
-            return
+        checked = key in _eager_checked
     except TypeError:  # an unhashable param: check every time
-        key = None
-    abstract_eval(prim, [get_aval(a) for a in args], params)
-    if key is not None:
-        if len(_eager_checked) > 50_000:
-            _eager_checked.clear()
-        _eager_checked.add(key)
+        key, checked = None, False
+    if not checked:
+        abstract_eval_tuple(prim, [get_aval(a) for a in args], params)
+        if key is not None:
+            if len(_eager_checked) > 50_000:
+                _eager_checked.clear()
+            _eager_checked.add(key)
+    if scalars:  # impls only ever see NumPy values
+        args = [np.asarray(x) if type(x) in _PY_SCALARS else x for x in args]
+    impl = impl_rules.get(prim)
+    if impl is None:
+        raise missing_rule("impl", prim)
+    return impl(*args, **params)
+
+
+def _escaped(main: MainTrace) -> errors.UnexpectedTracerError:
+    return errors.UnexpectedTracerError(
+        f"A tracer from a transform that has already finished ({main.trace_type.__name__}, "
+        f"level {main.level}) was used. This usually means a traced value was stored in a "
+        "global, an attribute or a closure and used after the transform returned. Return it "
+        "from the transformed function instead."
+    )
 
 
 def bind(prim: Primitive, *args, **params):
     """Apply a primitive: hand it to the current trace and return its output(s)."""
+    # The interpreting trace: the highest level among the arguments' tracers (all of
+    # which must still be alive), or the dynamic trace if that is higher.
+    top = _EVAL_MAIN
     for a in args:
         if isinstance(a, Tracer):
-            break
-    else:
-        # No tracers and nothing staging: only the eager interpreter can claim this op,
-        # whatever transforms are active (they only see their own tracers). This is the
-        # hot path of every primal computation under jvp/grad/vmap.
-        if _state.dynamic is None:
-            _eager_check(prim, args, params)
-            for a in args:
-                if type(a) in _PY_SCALARS:  # impls only ever see NumPy values
-                    args = tuple(np.asarray(x) if type(x) in _PY_SCALARS else x for x in args)
-                    break
-            try:
-                impl = impl_rules[prim]
-            except KeyError:
-                raise missing_rule("impl", prim) from None
-            return impl(*args, **params)
-    trace = find_top_trace(args)
-    tracers = [full_raise(trace, a) for a in args]
-    out = trace.process_primitive(prim, tracers, params)
+            main = a._trace.main
+            if main is not top:
+                stack = _state.stack
+                level = main.level
+                if level >= len(stack) or stack[level] is not main:
+                    raise _escaped(main)
+                if level > top.level:
+                    top = main
+    dyn = _state.dynamic
+    if dyn is None:
+        if top is _EVAL_MAIN:
+            # No tracers and nothing staging: only the eager interpreter can claim this
+            # op, whatever transforms are active (they only see their own tracers). The
+            # hot path of every primal computation under jvp/grad/vmap.
+            return _eager_bind(prim, args, params)
+    elif dyn.level > top.level:
+        top = dyn
+    trace = top._trace or top.trace()
+    if trace.handles_raw_args:
+        return trace.process_primitive(prim, args, params)
+    out = trace.process_primitive(prim, [full_raise(trace, a) for a in args], params)
     if prim.multiple_results:
         return [full_lower(o) for o in out]
     return full_lower(out)
@@ -353,29 +390,68 @@ Primitive.bind = bind  # a plain function: add_p.bind(x, y) calls bind(add_p, x,
 
 
 _abstract_cache: dict = {}
+# In front of it, a cache keyed by the *identity* of the input avals (tracing reuses the
+# same aval objects over and over, and ShapedArray hashes/compares in Python). Each
+# entry keeps its input avals alive, so an id in a key can never belong to another
+# object while the entry exists.
+_abstract_by_id: dict = {}
 
 
 def abstract_eval(prim: Primitive, avals, params):
     """Output avals of ``prim`` applied to ``avals``, always as a list. Memoised: avals
     and params are immutable and hashable, and tracing asks the same question often."""
+    return list(abstract_eval_tuple(prim, avals, params))
+
+
+def abstract_eval_tuple(prim: Primitive, avals, params) -> tuple:
+    """``abstract_eval`` returning the cached tuple itself (no copy), for hot paths."""
+    id_key = [prim]
+    for a in avals:
+        id_key.append(id(a))
+    if params:
+        id_key.extend(params.items())
     try:
-        key = (prim, tuple(avals), tuple(params.items()))
-        hit = _abstract_cache.get(key)
-    except TypeError:  # an unhashable param
-        key = hit = None
+        id_key = tuple(id_key)
+        hit = _abstract_by_id.get(id_key)
+    except TypeError:  # an unhashable param: no caching
+        id_key = hit = None
     if hit is not None:
-        return list(hit)
-    rule = abstract_eval_rules.get(prim)
-    if rule is None:
-        raise missing_rule("abstract_eval", prim)
-    out = rule(*avals, **params)
-    out = list(out) if prim.multiple_results else [out]
-    if key is not None:
-        if len(_abstract_cache) > 50_000:
-            _abstract_cache.clear()
-        _abstract_cache[key] = tuple(out)
+        return hit[1]
+    avals = tuple(avals)
+    key = (prim, avals, tuple(params.items())) if id_key is not None else None
+    out = _abstract_cache.get(key) if key is not None else None
+    if out is None:
+        rule = abstract_eval_rules.get(prim)
+        if rule is None:
+            raise missing_rule("abstract_eval", prim)
+        out = rule(*avals, **params)
+        out = tuple(out) if prim.multiple_results else (out,)
+        if key is not None:
+            if len(_abstract_cache) > 50_000:
+                _abstract_cache.clear()
+            _abstract_cache[key] = out
+    if id_key is not None:
+        if len(_abstract_by_id) > 50_000:
+            _abstract_by_id.clear()
+        _abstract_by_id[id_key] = (avals, out)
     return out
 
 
+_array_avals: dict = {}
+
+
 def get_aval_any(x) -> ShapedArray:
-    return x.aval if isinstance(x, Tracer) else get_aval(x)
+    """Aval of a tracer or a concrete value. NumPy arrays and scalars, by far the most
+    common operands on the eager autodiff path, hit a (shape, dtype) cache first."""
+    if type(x) is np.ndarray or isinstance(x, np.generic):
+        key = (x.shape, x.dtype)
+        aval = _array_avals.get(key)
+        if aval is None:
+            aval = get_aval(x)  # validates the dtype
+            if len(_array_avals) > 10_000:
+                _array_avals.clear()
+            _array_avals[key] = aval
+        return aval
+    if isinstance(x, Tracer):
+        return x.aval
+    return get_aval(x)

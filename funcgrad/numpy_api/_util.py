@@ -157,7 +157,7 @@ _dtype_cache: dict = {}
 
 
 def _promoted_dtype(sigs) -> np.dtype:
-    key = tuple((s[0], s[1]) for s in sigs)
+    key = tuple([(s[0], s[1]) for s in sigs])
     dt = _dtype_cache.get(key)
     if dt is None:
         dt = _dtype_cache[key] = dtypes.result_type(*key)[0]
@@ -176,7 +176,10 @@ _shape_cache: dict = {}
 
 def _broadcast_all(fname, args, shapes):
     first = shapes[0]
-    if all(s == first for s in shapes):
+    for s in shapes:
+        if s != first:
+            break
+    else:
         return args
     key = tuple(shapes)
     shape = _shape_cache.get(key)
@@ -185,8 +188,46 @@ def _broadcast_all(fname, args, shapes):
     return [a if s == shape else lax.broadcast_to_rank(a, shape) for a, s in zip(args, shapes)]
 
 
+def _uniform(args):
+    """``(dtype, same_shape)`` when every argument is an ndarray, NumPy scalar or tracer
+    of one supported, strong (not weak) dtype -- the common case, which needs no dtype
+    promotion -- and ``same_shape`` tells whether broadcasting is needed; otherwise
+    ``(None, False)``. Checked before the general path because every funcgrad.numpy
+    call on the eager autodiff hot path comes here."""
+    dtype = shape = None
+    same = True
+    for x in args:
+        if type(x) is np.ndarray or isinstance(x, np.generic):
+            dt, sh = x.dtype, x.shape
+        elif isinstance(x, Tracer):
+            a = x.aval
+            if a.weak_type:
+                return None, False
+            dt, sh = a.dtype, a.shape
+        else:
+            return None, False
+        if dtype is None:
+            dtype, shape = dt, sh
+        elif dt != dtype:
+            return None, False
+        elif sh != shape:
+            same = False
+    if dtype not in _SUPPORTED:
+        return None, False
+    return dtype, same
+
+
+def _uniform_dtype(args, same_shape: bool = True):
+    """The dtype of ``_uniform(args)`` (None unless the shapes agree too, if
+    ``same_shape``)."""
+    dtype, same = _uniform(args)
+    return dtype if same or not same_shape else None
+
+
 def promote_dtypes(*args):
     """Convert all arguments to their common NumPy-2 result dtype."""
+    if _uniform_dtype(args, same_shape=False) is not None:
+        return list(args)  # one strong dtype already
     args, sigs = _prepare("promote_dtypes", args)
     if len(args) == 1:
         a = args[0]
@@ -226,12 +267,18 @@ def promote_shapes(fname: str, *args):
 
 def promote_args(fname: str, *args):
     """Check, promote dtypes and broadcast shapes: ready for a strict primitive."""
+    dtype, same_shape = _uniform(args)
+    if dtype is not None:  # nothing to promote
+        return args if same_shape else _broadcast_all(fname, args, [x.shape for x in args])
     args, sigs = _prepare(fname, args)
     dtype = _promoted_dtype(sigs) if len(args) > 1 else sigs[0][0]
     return _broadcast_all(fname, _convert_all(args, sigs, dtype), [s[2] for s in sigs])
 
 
 def promote_args_inexact(fname: str, *args):
+    dtype, same_shape = _uniform(args)
+    if dtype is not None and dtype.kind == "f":  # nothing to promote
+        return args if same_shape else _broadcast_all(fname, args, [x.shape for x in args])
     args, sigs = _prepare(fname, args)
     dtype = _promoted_dtype(sigs)
     if dtype.kind != "f":

@@ -29,6 +29,7 @@ import numpy as np
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
 from funcgrad.numpy_api._util import (
+    _uniform_dtype,
     asarray,
     check_arraylike,
     full,
@@ -362,13 +363,16 @@ def power(x1, x2, /):
     negative bases). Integers to negative integer powers raise ValueError, like NumPy
     (eagerly; a traced negative exponent cannot be checked).
     """
-    check_arraylike("power", x1, x2)
     if type(x2) is int:
-        x1 = promote_dtypes(x1, x2)[0]
+        dtype = _uniform_dtype((x1,))
+        if dtype is None or dtype == _BOOL:  # (a weak int leaves other strong dtypes alone)
+            check_arraylike("power", x1, x2)
+            x1 = promote_dtypes(x1, x2)[0]
         _no_bool("power", x1, _INT8_WHY)
         if x2 < 0 and not _is_float(x1):
             raise ValueError("power: integers to negative integer powers are not allowed (like NumPy)")
         return _out(lax.integer_pow(x1, x2))
+    check_arraylike("power", x1, x2)
     x1, x2 = promote_args("power", x1, x2)
     _no_bool("power", x1, _INT8_WHY)
     return lax.pow(x1, x2)

@@ -25,6 +25,9 @@ __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot", "einsum", "kr
 def _promote(fname, *args):
     """Check and promote to one dtype; bools go to int64 for ``dot_general``.
     Returns (operands, result dtype)."""
+    dtype = _util._uniform_dtype(args, same_shape=False)
+    if dtype is not None and dtype != dtypes.bool_:
+        return list(args), dtype  # arrays/tracers of one strong dtype: nothing to do
     _util.check_arraylike(fname, *args)
     ops = _util.promote_dtypes(*[_strong(a, fname) for a in args])
     dtype = aval_of(ops[0]).dtype
@@ -130,7 +133,7 @@ def matmul(a, b):
     removed from the result); 0-d operands are an error (use ``multiply``).
     """
     (x, y), dtype = _promote("matmul", a, b)
-    xs, ys = shape_of(x), shape_of(y)
+    xs, ys = x.shape, y.shape  # (arrays or tracers by now)
     for i, s in enumerate((xs, ys)):
         if not s:
             raise ValueError(

@@ -45,6 +45,8 @@ _i64 = dtypes.int64
 
 # --- helpers: arguments, axes, dtypes ------------------------------------------------
 def _arg(fname, a):
+    if _util._uniform_dtype((a,)) is not None:
+        return a  # already an array or tracer of a supported dtype (the common case)
     _util.check_arraylike(fname, a)
     return _util.asarray(a, fname=fname)
 
@@ -152,7 +154,9 @@ def _sum_like(fname, reduce, a, axis, dtype, out, keepdims, bool_fallback):
     dt = _user_dtype(fname, dtype, _sum_dtype(aval.dtype))
     if dt == dtypes.bool_:  # NumPy's add/multiply on bool are logical or/and
         return bool_fallback(x, axis=axis, keepdims=keepdims)
-    y = reduce(_convert(x, dt), axes)
+    if dt != aval.dtype or aval.weak_type:  # (convert_element_type is a no-op otherwise)
+        x = _convert(x, dt)
+    y = reduce(x, axes)
     return _keep(y, aval.shape, axes, keepdims)
 
 

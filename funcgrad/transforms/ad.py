@@ -10,6 +10,16 @@ Reverse mode is *direct linearization* followed by transposition:
 ``make_jaxpr``/``jit``, while every tangent operation is recorded into a linear jaxpr
 whose constants are the residuals. ``backward_pass`` walks that jaxpr in reverse,
 applying each primitive's ``transpose`` rule.
+
+``vjp`` (hence ``grad``) never needs the linear program as a jaxpr: it only transposes
+it, once or a few times. ``vjp_flat`` therefore records the tangent operations on a
+``LinearTape`` instead -- a plain list of records holding each primitive, its params,
+its residuals as they are and its linear inputs/outputs as tracer indices -- and
+``tape_backward_pass`` runs the same transpose rules over it. This skips Var, Eqn and
+Literal construction, const bookkeeping and the jaxpr build, which were most of the
+fixed cost of an eager ``grad`` of a small function (issue #3). It works under any
+enclosing transform (``jit(grad(f))``, ``grad(grad(f))``, ``vmap(grad(f))``): residuals
+that are outer tracers are handed to the transpose rules like any other value.
 """
 from __future__ import annotations
 
@@ -26,26 +36,31 @@ from funcgrad.core.ad_util import (
 from funcgrad.core.ir import Jaxpr, Literal
 from funcgrad.core.primitive import jvp_rules, missing_rule, transpose_rules
 from funcgrad.core.staging import JaxprBuilder, JaxprTrace
-from funcgrad.core.trace import Trace, Tracer, full_raise, get_aval_any, new_main
+from funcgrad.core.trace import (
+    Trace,
+    Tracer,
+    abstract_eval_tuple,
+    full_raise,
+    get_aval_any,
+    new_main,
+    pop_main,
+    push_main,
+)
 from funcgrad.core.typecheck import check_jaxpr, debug_checks_enabled
 
 
 # --- forward mode --------------------------------------------------------------------
 
 class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent", "_aval")
+    # ``aval`` is a plain slot (shadowing Tracer.aval) filled at construction: every
+    # funcgrad.numpy function reads it, so a lazy property would cost more than it saves.
+    __slots__ = ("primal", "tangent", "aval")
 
     def __init__(self, trace, primal, tangent):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
-        self._aval = None
-
-    @property
-    def aval(self):
-        if self._aval is None:  # the primal never changes: compute once
-            self._aval = get_aval_any(self.primal)
-        return self._aval
+        self.aval = get_aval_any(primal)
 
     def full_lower(self):
         # A value with a zero tangent is just its primal to this transform.
@@ -60,26 +75,41 @@ class JVPTracer(Tracer):
 
 
 class JVPTrace(Trace):
+    # bind hands us constants and lower-level tracers as they are: they are primals
+    # with a zero tangent, and wrapping each in a JVPTracer first would only be undone.
+    handles_raw_args = True
+
     def pure(self, val):
         return JVPTracer(self, val, Zero.like(val))
 
     lift = pure
 
-    def process_primitive(self, primitive, tracers, params):
-        primals = [t.primal for t in tracers]
-        tangents = [t.tangent for t in tracers]
+    def process_primitive(self, primitive, args, params):
+        main = self.main
+        primals, tangents = [], []
+        for a in args:
+            if type(a) is JVPTracer and a._trace.main is main:
+                primals.append(a.primal)
+                tangents.append(a.tangent)
+            else:
+                primals.append(a)
+                tangents.append(Zero.like(a))
         rule = jvp_rules.get(primitive)
         if rule is None:
             raise missing_rule("jvp", primitive)
         primal_out, tangent_out = rule(primals, tangents, **params)
         if primitive.multiple_results:
-            return [JVPTracer(self, p, t) for p, t in zip(primal_out, tangent_out)]
+            return [self.lower(p, t) for p, t in zip(primal_out, tangent_out)]
+        if type(tangent_out) is Zero:  # (self.lower, inlined: this is the hot path)
+            return primal_out.full_lower() if isinstance(primal_out, Tracer) else primal_out
         return JVPTracer(self, primal_out, tangent_out)
 
-
-def _unpack(trace: JVPTrace, out):
-    t = full_raise(trace, out)
-    return t.primal, t.tangent
+    def lower(self, primal, tangent):
+        """The value a (primal, tangent) pair is to the caller: a JVPTracer, or, when
+        the tangent is symbolically zero, just the primal (``full_lower``)."""
+        if type(tangent) is Zero:
+            return primal.full_lower() if isinstance(primal, Tracer) else primal
+        return JVPTracer(self, primal, tangent)
 
 
 def is_linearizing(tangents) -> bool:
@@ -87,20 +117,40 @@ def is_linearizing(tangents) -> bool:
     JVP rule must keep primal and tangent computations apart."""
     from funcgrad.core.staging import JaxprTracer
 
-    return any(isinstance(t, JaxprTracer) and t._trace.builder.linearize for t in tangents)
+    return any(
+        type(t) is LinearTracer or (isinstance(t, JaxprTracer) and t._trace.builder.linearize)
+        for t in tangents
+    )
+
+
+_PY_SCALARS = (bool, int, float)
 
 
 def jvp_flat(f_flat, primals, tangents):
     """Push ``tangents`` (Zero allowed) through ``f_flat``: (primals_out, tangents_out)."""
     # Python scalars become NumPy values: primitive impls only ever see arrays.
-    primals = [np.asarray(p) if type(p) in (bool, int, float) else p for p in primals]
-    tangents = [np.asarray(t) if type(t) in (bool, int, float) else t for t in tangents]
-    with new_main(JVPTrace) as main:
-        trace = JVPTrace(main)
-        tracers = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
-        outs = f_flat(*tracers)
-        pairs = [_unpack(trace, o) for o in outs]
-    return [p for p, _ in pairs], [t for _, t in pairs]
+    main = push_main(JVPTrace)
+    try:
+        trace = main.trace()
+        tracers = []
+        for p, t in zip(primals, tangents):
+            if type(p) in _PY_SCALARS:
+                p = np.asarray(p)
+            if type(t) in _PY_SCALARS:
+                t = np.asarray(t)
+            tracers.append(JVPTracer(trace, p, t))
+        primals_out, tangents_out = [], []
+        for out in f_flat(*tracers):
+            if type(out) is JVPTracer and out._trace is trace:
+                primals_out.append(out.primal)
+                tangents_out.append(out.tangent)
+            else:  # a constant or a lower-level tracer (or an escaped one: an error)
+                out = full_raise(trace, out)
+                primals_out.append(out.primal)
+                tangents_out.append(out.tangent)
+    finally:
+        pop_main(main)
+    return primals_out, tangents_out
 
 
 # --- linearize ---------------------------------------------------------------------------
@@ -136,6 +186,132 @@ def linearize_flat(f_flat, primals):
         check_jaxpr(jaxpr)
     out_avals = [tangent_aval(get_aval_any(p)) for p in primals_out]
     return primals_out, LinearFunction(jaxpr, consts, in_avals, out_avals)
+
+
+# --- vjp on a linear tape -----------------------------------------------------------------
+
+class LinearTracer(Tracer):
+    """A tangent recorded on a ``LinearTape``: only its type is known, plus its index
+    in the tape (the key of its cotangent in the backward pass)."""
+
+    __slots__ = ("aval", "index")  # a plain ``aval`` slot shadows Tracer.aval
+
+    def __init__(self, trace, aval, index):
+        self._trace = trace
+        self.aval = aval
+        self.index = index
+
+
+class LinearTape(Trace):
+    """Records tangent operations (all linear) in order, for ``tape_backward_pass``.
+
+    Non-dynamic, like linearize's ``JaxprTrace``: primal work never reaches it. A
+    record is ``(primitive, args, params, linear, first_out, out_avals)``: ``args`` are
+    the transpose rule's arguments -- residuals as they are (NumPy values, tracers of
+    outer transforms) and an ``UndefinedPrimal`` for each of the tape's own tracers --
+    ``linear`` lists (argument position, tracer index) for the latter, and the outputs
+    are the tracers numbered ``first_out, first_out + 1, ...``. Keeping tracers out of
+    the records makes the backward walk index-based and free of per-argument checks.
+    """
+
+    __slots__ = ("count",)
+    handles_raw_args = True  # residuals stay plain values; outputs need no lowering
+
+    def __init__(self, main):
+        super().__init__(main)
+        self.count = 0  # tracers created so far (the next index)
+
+    def new_tracer(self, aval) -> LinearTracer:
+        t = LinearTracer(self, aval, self.count)
+        self.count += 1
+        return t
+
+    def pure(self, val):
+        return val
+
+    lift = pure
+
+    def process_primitive(self, primitive, args, params):
+        rule_args = list(args)
+        avals, linear = [], []
+        for i, a in enumerate(args):
+            if type(a) is LinearTracer and a._trace is self:
+                aval = a.aval
+                rule_args[i] = UndefinedPrimal(aval)
+                linear.append((i, a.index))
+            else:
+                aval = get_aval_any(a)
+            avals.append(aval)
+        out_avals = abstract_eval_tuple(primitive, avals, params)
+        first = self.count
+        self.count = first + len(out_avals)
+        self.main.payload.append((primitive, rule_args, params, linear, first, out_avals))
+        if primitive.multiple_results:
+            return [LinearTracer(self, a, first + k) for k, a in enumerate(out_avals)]
+        return LinearTracer(self, out_avals[0], first)
+
+
+def vjp_flat(f_flat, primals, in_avals=None):
+    """Run ``f_flat`` at ``primals`` recording its linearization on a tape: returns
+    (primal outputs, output tangent avals, ``backward(cts_out) -> cts_in``).
+    ``in_avals`` (the primals' avals) may be passed when the caller already has them."""
+    if in_avals is None:
+        in_avals = [get_aval_any(p) for p in primals]
+    records: list = []
+    main = push_main(LinearTape, records)
+    try:
+        tape = main.trace()
+        tangent_in, tangents = [], []
+        for aval in in_avals:
+            t = tape.new_tracer(tangent_aval(aval))
+            tangent_in.append(t)
+            tangents.append(t if is_differentiable(t.aval) else Zero(t.aval))
+        primals_out, tangents_out = jvp_flat(f_flat, primals, tangents)
+    finally:
+        pop_main(main)
+
+    def backward(cts_out):
+        return tape_backward_pass(tape, records, tangent_in, tangents_out, cts_out)
+
+    return primals_out, [tangent_aval(get_aval_any(p)) for p in primals_out], backward
+
+
+def tape_backward_pass(tape, records, tangent_in, tangents_out, cts_out) -> list:
+    """Transpose a recorded linear tape: cotangents of the outputs -> of the inputs.
+
+    The walk mirrors ``backward_pass``, with cotangents keyed by tracer index.
+    """
+    ct_env: dict[int, object] = {}
+    for t, ct in zip(tangents_out, cts_out):
+        if type(t) is LinearTracer and t._trace is tape and ct is not None and type(ct) is not Zero:
+            prev = ct_env.get(t.index)
+            ct_env[t.index] = ct if prev is None else add_tangents(prev, ct)
+
+    for prim, args, params, linear, first, out_avals in reversed(records):
+        if prim.multiple_results:
+            cts = [ct_env.pop(first + k, None) for k in range(len(out_avals))]
+            if all(c is None for c in cts):
+                continue
+            ct_arg = [Zero(a) if c is None else c for a, c in zip(out_avals, cts)]
+        else:
+            ct_arg = ct_env.pop(first, None)
+            if ct_arg is None:
+                continue
+        rule = transpose_rules.get(prim)
+        if rule is None:
+            raise missing_rule("transpose", prim)
+        cts_in = rule(ct_arg, *args, **params)
+        for i, index in linear:
+            ct = cts_in[i]
+            if ct is not None and type(ct) is not Zero:
+                prev = ct_env.get(index)
+                ct_env[index] = ct if prev is None else add_tangents(prev, ct)
+
+    out = []
+    for t in tangent_in:
+        ct = ct_env.get(t.index)
+        out.append(Zero(t.aval) if ct is None else ct)
+    return out
 
 
 # --- transposition ---------------------------------------------------------------------
@@ -192,5 +368,6 @@ def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
 
 __all__ = [
     "JVPTrace", "JVPTracer", "jvp_flat", "linearize_flat", "LinearFunction", "backward_pass",
+    "vjp_flat", "tape_backward_pass",
     "Zero", "UndefinedPrimal", "instantiate",
 ]

@@ -14,7 +14,7 @@ from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, tangent_
 from funcgrad.core.prims.elementwise import stop_gradient_p
 from funcgrad.core.staging import flatten_fun
 from funcgrad.core.trace import get_aval_any
-from funcgrad.transforms.ad import backward_pass, jvp_flat, linearize_flat
+from funcgrad.transforms.ad import backward_pass, jvp_flat, linearize_flat, vjp_flat
 
 
 def _check_inputs(fname, leaves):
@@ -69,30 +69,41 @@ def linearize(fun, *primals):
     return pytree.tree_unflatten(out_tree[0], outs), f_jvp
 
 
-def vjp(fun, *primals, has_aux=False):
-    """Reverse mode: ``(fun(*primals), vjp_fun)``; ``vjp_fun(ct)`` returns a tuple with
-    one cotangent per primal argument. With ``has_aux``, ``fun`` returns ``(out, aux)``
-    and the result is ``(out, vjp_fun, aux)``."""
-    p_leaves, p_tree = pytree.tree_flatten(primals)
-    _check_inputs("vjp", p_leaves)
-    trees = []  # [output treedef, aux treedef]
+def _vjp_leaves(fun, p_leaves, p_tree, in_avals, has_aux, fname):
+    """Run ``fun`` (pytree in and out) at ``p_leaves`` recording its linearization.
+    Returns (primal output leaves then aux leaves, [output treedef, aux treedef, number
+    of output leaves], output tangent avals, ``backward``)."""
+    trees = []
 
     def flat(*leaves):
         out = fun(*pytree.tree_unflatten(p_tree, leaves))
         aux = None
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError("vjp with has_aux=True: the function must return a pair (output, aux)")
+                raise TypeError(f"{fname} with has_aux=True: the function must return a pair (output, aux)")
             out, aux = out
         out_leaves, out_tree = pytree.tree_flatten(out)
-        aux_leaves, aux_tree = pytree.tree_flatten(aux)
-        trees[:] = [out_tree, aux_tree, len(out_leaves)]
-        # aux leaves ride along as extra outputs so they leave the trace as plain values.
-        return out_leaves + aux_leaves
+        if has_aux:
+            # aux leaves ride along as extra outputs so they leave the trace as plain values.
+            aux_leaves, aux_tree = pytree.tree_flatten(aux)
+            trees[:] = [out_tree, aux_tree, len(out_leaves)]
+            return out_leaves + aux_leaves
+        trees[:] = [out_tree, None, len(out_leaves)]
+        return out_leaves
 
-    outs, lin = linearize_flat(flat, p_leaves)
-    out_tree, aux_tree, n_out = trees
-    out_avals = lin.out_avals[:n_out]
+    outs, out_avals, backward = vjp_flat(flat, p_leaves, in_avals)
+    return outs, trees, out_avals, backward
+
+
+def vjp(fun, *primals, has_aux=False):
+    """Reverse mode: ``(fun(*primals), vjp_fun)``; ``vjp_fun(ct)`` returns a tuple with
+    one cotangent per primal argument. With ``has_aux``, ``fun`` returns ``(out, aux)``
+    and the result is ``(out, vjp_fun, aux)``."""
+    p_leaves, p_tree = pytree.tree_flatten(primals)
+    in_avals = _input_avals("vjp", p_leaves)
+    outs, (out_tree, aux_tree, n_out), all_out_avals, backward = _vjp_leaves(
+        fun, p_leaves, p_tree, in_avals, has_aux, "vjp")
+    out_avals = all_out_avals[:n_out]
 
     def vjp_fun(ct):
         ct_leaves, ct_tree = pytree.tree_flatten(ct)
@@ -104,14 +115,22 @@ def vjp(fun, *primals, has_aux=False):
                 raise ValueError(f"vjp: cotangent {i} has shape {ca.shape}, but the output has shape {a.shape}")
         cts = [_as_array(c) if is_differentiable(a) else Zero(a) for c, a in zip(ct_leaves, out_avals)]
         cts = [c if type(c) is Zero or get_aval_any(c).dtype == a.dtype else _cast(c, a.dtype) for c, a in zip(cts, out_avals)]
-        cts += [Zero(a) for a in lin.out_avals[n_out:]]
-        cts_in = backward_pass(lin.jaxpr, lin.consts, cts)
+        cts += [Zero(a) for a in all_out_avals[n_out:]]
+        cts_in = backward(cts)
         return pytree.tree_unflatten(p_tree, [instantiate(c) for c in cts_in])
 
     out = pytree.tree_unflatten(out_tree, outs[:n_out])
     if has_aux:
         return out, vjp_fun, pytree.tree_unflatten(aux_tree, outs[n_out:])
     return out, vjp_fun
+
+
+def _input_avals(fname, leaves):
+    try:
+        return [get_aval_any(x) for x in leaves]
+    except TypeError:
+        _check_inputs(fname, leaves)  # raises, naming the offending leaf
+        raise
 
 
 def _cast(x, dtype):
@@ -132,30 +151,30 @@ def _argnums_tuple(argnums, nargs, fname):
 def value_and_grad(fun, argnums=0, has_aux=False):
     """``(fun(*args), gradient)`` of a scalar real-valued ``fun`` w.r.t. ``argnums``."""
 
+    argnums_for = {}  # number of positional arguments -> (single, normalized argnums)
+
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
-        single, nums = _argnums_tuple(argnums, len(args), "grad")
-        for a in nums:
-            for leaf in pytree.tree_leaves(args[a]):
-                aval = get_aval_any(leaf)
-                if not is_differentiable(aval):
-                    raise TypeError(
-                        f"grad requires real-valued (floating-point) inputs, but argument {a} "
-                        f"has dtype {aval.dtype.name}. Convert it with .astype(float), or leave "
-                        "it out of argnums."
-                    )
+        nums = argnums_for.get(len(args))
+        if nums is None:
+            nums = argnums_for[len(args)] = _argnums_tuple(argnums, len(args), "grad")
+        single, nums = nums
+        diff_args = tuple([args[a] for a in nums])
+        p_leaves, p_tree = pytree.tree_flatten(diff_args)
+        in_avals = [get_aval_any(x) for x in p_leaves]
+        for aval in in_avals:
+            if not is_differentiable(aval):
+                _check_differentiable(args, nums)
 
-        def partial_f(*diff_args):
+        def partial_f(*diff):
             full = list(args)
-            for a, v in zip(nums, diff_args):
+            for a, v in zip(nums, diff):
                 full[a] = v
             return fun(*full, **kwargs)
 
-        diff_args = [args[a] for a in nums]
-        if has_aux:
-            out, vjp_fun, aux = vjp(partial_f, *diff_args, has_aux=True)
-        else:
-            out, vjp_fun = vjp(partial_f, *diff_args)
+        outs, (out_tree, aux_tree, n_out), out_avals, backward = _vjp_leaves(
+            partial_f, p_leaves, p_tree, in_avals, has_aux, "grad")
+        out = pytree.tree_unflatten(out_tree, outs[:n_out])
         aval = get_aval_any(out) if not isinstance(out, (tuple, list, dict)) else None
         if aval is None or aval.shape != () or aval.dtype.kind != "f":
             shown = aval.str_short() if aval is not None else type(out).__name__
@@ -163,11 +182,28 @@ def value_and_grad(fun, argnums=0, has_aux=False):
                 f"grad requires a real scalar output, but the function returned {shown}. Use "
                 "fg.jacrev / fg.vjp for non-scalar outputs (or sum the output)."
             )
-        g = vjp_fun(np.ones((), aval.dtype))
-        g = g[0] if single else tuple(g)
-        return ((out, aux), g) if has_aux else (out, g)
+        # The output is one real scalar: its cotangent is 1 (aux outputs get none).
+        cts = [np.array(1, aval.dtype)] + [Zero(a) for a in out_avals[n_out:]]
+        g = pytree.tree_unflatten(p_tree, [instantiate(c) for c in backward(cts)])
+        g = g[0] if single else g
+        if has_aux:
+            return (out, pytree.tree_unflatten(aux_tree, outs[n_out:])), g
+        return out, g
 
     return value_and_grad_f
+
+
+def _check_differentiable(args, nums):
+    """Raise the error for the first differentiated argument that is not real-valued."""
+    for a in nums:
+        for leaf in pytree.tree_leaves(args[a]):
+            aval = get_aval_any(leaf)
+            if not is_differentiable(aval):
+                raise TypeError(
+                    f"grad requires real-valued (floating-point) inputs, but argument {a} "
+                    f"has dtype {aval.dtype.name}. Convert it with .astype(float), or leave "
+                    "it out of argnums."
+                )
 
 
 def grad(fun, argnums=0, has_aux=False):
