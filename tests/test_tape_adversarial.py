@@ -8,8 +8,8 @@ Python and every step is differentiated), central finite differences
 ``staged(...)`` (the ``make_jaxpr``'d program, type-checked) and ``fg.jit(...)``
 against that.
 
-Cases marked ``xfail(strict=True)`` are known failures found while writing this file;
-their ``reason`` is a one-line diagnosis.
+The cases in the last section failed when this file was written; they are kept as
+regression tests.
 """
 import functools
 import warnings
@@ -429,8 +429,7 @@ def test_structures_second_and_third_order(f):
     for x in ((0.45, 0.3) if f is while_in_while_data_dependent else (0.45, -0.35)):
         check_staged(grad2(f), x)
     check_staged(grad3(f), 0.45, rtol=1e-8)
-    if f not in (loop_in_both_branches, cond_in_while):  # loops inside a cond: see the xfail below
-        check_staged(fg.jacrev(fg.jacrev(f)), 0.45)
+    check_staged(fg.jacrev(fg.jacrev(f)), 0.45)
 
 
 @pytest.mark.parametrize("m", [0, 1, 3])
@@ -642,8 +641,7 @@ def test_non_integer_checkpoints_rejected():
 
 
 # =================================================================================================
-# Cases that failed when this file was written (kept as regressions), and the known
-# failures left (xfail strict, each reason a one-line diagnosis).
+# Cases that failed when this file was written (kept as regressions).
 # =================================================================================================
 
 
@@ -786,10 +784,6 @@ def test_forward_over_vmapped_reverse(outer):
     check_staged(F, xs, ns, want=want)
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="_tape_scan_jvp's lin body fills absent tangents with concrete zeros (0*residual terms); "
-                          "_tape_scan_transpose -> ad.backward_pass then transposes an equation with no linear input "
-                          "(broadcast_in_dim of a constant) and crashes on x.aval")
 @_short_traceback
 def test_grad_of_pullback_wrt_cotangent_vector():
     x, t = np.array([0.3, 0.5]), np.array([0.7, -0.2])

@@ -319,8 +319,8 @@ def tape_backward_pass(tape, records, tangent_in, tangents_out, cts_out) -> list
 def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
     """Transpose a linear jaxpr: cotangents of the outputs -> of the inputs.
 
-    Every equation of a linearized jaxpr is linear in its non-constant inputs, so the
-    walk is purely backwards; constvars and literals are the residuals.
+    Every equation of a linearized jaxpr that reads a non-constant input is linear in
+    it; constvars, literals and equations computed from them alone are the residuals.
     """
     const_env = {id(v): c for v, c in zip(jaxpr.constvars, consts)}
     ct_env: dict[int, object] = {}
@@ -337,6 +337,15 @@ def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
             return
         prev = ct_env.get(id(v))
         ct_env[id(v)] = ct if prev is None else add_tangents(prev, ct)
+
+    # Equations with no linear input (instantiated zero tangents, or residual work a rule
+    # put in its linear body, e.g. a forward loop that records a tape) are evaluated
+    # forwards: their results are constants of the linear map, not things to transpose.
+    for eqn in jaxpr.eqns:
+        if all(type(a) is Literal or id(a) in const_env for a in eqn.inputs):
+            out = eqn.primitive.bind(*[read_primal(a) for a in eqn.inputs], **eqn.params)
+            for v, o in zip(eqn.outputs, out if eqn.primitive.multiple_results else [out]):
+                const_env[id(v)] = o
 
     for v, ct in zip(jaxpr.outvars, cts_out):
         if type(ct) is not Zero:
