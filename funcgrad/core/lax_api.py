@@ -75,7 +75,7 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
-    shape, bd = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
+    shape, bd = tuple(map(int, shape)), tuple(map(int, broadcast_dimensions))
     aval = get_aval_any(x)
     if aval.shape == shape and bd == tuple(range(len(shape))):
         return x
@@ -89,21 +89,21 @@ def broadcast_to_rank(x, shape):
 
 
 def reshape(x, new_sizes):
-    new_sizes = tuple(int(d) for d in new_sizes)
+    new_sizes = tuple(map(int, new_sizes))
     if get_aval_any(x).shape == new_sizes:
         return x
     return _st.reshape_p.bind(x, new_sizes=new_sizes)
 
 
 def transpose(x, permutation):
-    permutation = tuple(int(p) for p in permutation)
+    permutation = tuple(map(int, permutation))
     if permutation == tuple(range(len(permutation))):
         return x
     return _st.transpose_p.bind(x, permutation=permutation)
 
 
 def rev(x, dimensions):
-    dimensions = tuple(int(d) for d in dimensions)
+    dimensions = tuple(map(int, dimensions))
     return _st.rev_p.bind(x, dimensions=dimensions) if dimensions else x
 
 
@@ -128,7 +128,7 @@ def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's 
 
 
 def iota(dtype, shape, dimension: int = 0):
-    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(map(int, shape))
     return _st.iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=shape, dimension=int(dimension))
 
 
@@ -149,7 +149,7 @@ def scatter(operand, indices, updates, kind: str = "set", mode: str = "drop"):
 
 
 def _axes(axes):
-    return tuple(sorted(int(a) for a in axes))
+    return tuple(sorted(map(int, axes)))
 
 
 def reduce_sum(x, axes):

@@ -12,9 +12,16 @@ from __future__ import annotations
 from funcgrad.core.trace import Tracer
 
 
-def _fnp():
-    import funcgrad.numpy_api as fnp
+_FNP = None
 
+
+def _fnp():
+    global _FNP
+    fnp = _FNP
+    if fnp is None:  # first use: funcgrad.numpy_api imports this module, so not at import time
+        import funcgrad.numpy_api as fnp
+
+        _FNP = fnp
     return fnp
 
 

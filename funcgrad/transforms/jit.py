@@ -136,6 +136,9 @@ def _closed_of(fun_flat, in_avals) -> ClosedJaxpr:
     return ClosedJaxpr(jaxpr, consts)
 
 
+_split_cache: dict = {}
+
+
 def _jit_call_jvp(primals, tangents, *, jaxpr, name):
     tangents = [instantiate(t) if is_differentiable(get_aval_any(p)) else Zero(tangent_aval(get_aval_any(p)))
                 for p, t in zip(primals, tangents)]
@@ -143,11 +146,20 @@ def _jit_call_jvp(primals, tangents, *, jaxpr, name):
         # Reverse mode: a jitted forward (outputs + residuals) and a jitted linear part.
         from funcgrad.transforms.control_flow import _split_linear_branch
 
-        fwd, lin, res_avals = _split_linear_branch(jaxpr, len(primals))
+        hit = _split_cache.get(id(jaxpr.jaxpr))
+        if hit is not None and hit[0] is jaxpr:
+            fwd, lin, res_avals = hit[1]
+        else:  # memoised: eager grad(jit(f)) linearizes the same program on every call
+            fwd, lin, res_avals = _split_linear_branch(jaxpr, len(primals))
+            if len(_split_cache) > 256:
+                _split_cache.clear()
+            _split_cache[id(jaxpr.jaxpr)] = (jaxpr, (fwd, lin, res_avals))
         if any(isinstance(a, TapeAval) for a in res_avals):
             # A while_loop's run-time tape lives only inside compiled code: it cannot be
             # handed from a compiled forward to a compiled linear part. Differentiate
             # through the call instead (eagerly the loop then runs in Python).
+            # (Recomputing the forward inside a compiled linear part is the faster way;
+            # it does not transpose yet for loops nested in scans.)
             return jvp_flat(jaxpr_as_fun(jaxpr), list(primals), tangents)
         n_out = len(jaxpr.out_avals)
         outs = jit_call_p.bind(*primals, jaxpr=fwd, name=f"{name}_fwd")
@@ -169,13 +181,24 @@ def _jit_call_jvp(primals, tangents, *, jaxpr, name):
     return outs[:k], outs[k:]
 
 
+_transpose_cache: dict = {}
+
+
 def _jit_call_transpose(cts, *args, jaxpr, name):
     from funcgrad.transforms.control_flow import _transpose_closed
 
     mask = [is_undefined(a) for a in args]
     ct_avals = [tangent_aval(a) for a in jaxpr.out_avals]
     cts = [instantiate(c) if type(c) is not Zero else instantiate(Zero(a)) for c, a in zip(cts, ct_avals)]
-    tj = _transpose_closed(jaxpr, mask, ct_avals)
+    key = (id(jaxpr.jaxpr), tuple(mask))
+    hit = _transpose_cache.get(key)
+    if hit is not None and hit[0] is jaxpr:
+        tj = hit[1]
+    else:  # memoised: eager grad(jit(f)) transposes the same program on every call
+        tj = _transpose_closed(jaxpr, mask, ct_avals)
+        if len(_transpose_cache) > 256:
+            _transpose_cache.clear()
+        _transpose_cache[key] = (jaxpr, tj)
     outs = jit_call_p.bind(*[a for a in args if not is_undefined(a)], *cts, jaxpr=tj, name=f"transpose_{name}")
     it = iter(outs)
     return [next(it) if m else None for m in mask]

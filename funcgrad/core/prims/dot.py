@@ -5,6 +5,8 @@ result's dims are: batch dims, then lhs free dims, then rhs free dims (like JAX)
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from funcgrad.core.avals import ShapedArray
@@ -13,6 +15,7 @@ from funcgrad.core.ad_util import defjvp, is_undefined
 from funcgrad.core.batch_util import moveaxis, shift_axes
 from funcgrad.core.primitive import Primitive, batch_rules
 from funcgrad.core.prims._checks import check_axes, check_kind
+from funcgrad.core.trace import get_aval_any
 
 dot_general_p = Primitive("dot_general")
 
@@ -25,25 +28,30 @@ def _free(ndim, contract, batch):
 def _dot_general_impl(x, y, *, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
     x, y = np.asarray(x), np.asarray(y)
-    if not lb and lc == (x.ndim - 1,) and rc == (0,) and x.ndim <= 2 and y.ndim <= 2 and x.ndim:
+    xnd = x.ndim
+    if not lb and xnd and xnd <= 2 and y.ndim <= 2 and lc == (xnd - 1,) and rc == (0,):
         return np.dot(x, y)  # the common vector/matrix products: straight to BLAS
-    lf, rf = _free(x.ndim, lc, lb), _free(y.ndim, rc, rb)
+    if not lc and not lb:
+        # Plain outer product: [lhs dims, rhs dims] in order.
+        return np.multiply.outer(x, y)
+    lf, rf = _free(xnd, lc, lb), _free(y.ndim, rc, rb)
+    xs, ys = x.shape, y.shape
     if not lc:
         # No contraction: an outer product per batch element, i.e. a broadcast multiply
         # laid out directly as [batch, lhs free, rhs free] (a matmul with k == 1 is slow).
-        xb = np.transpose(x, lb + lf).reshape(x.shape[:0] + tuple(x.shape[d] for d in lb + lf) + (1,) * len(rf))
-        yt = np.transpose(y, rb + rf)
-        yb = yt.reshape(tuple(y.shape[d] for d in rb) + (1,) * len(lf) + tuple(y.shape[d] for d in rf))
+        xb = x.transpose(lb + lf).reshape(tuple(xs[d] for d in lb + lf) + (1,) * len(rf))
+        yt = y.transpose(rb + rf)
+        yb = yt.reshape(tuple(ys[d] for d in rb) + (1,) * len(lf) + tuple(ys[d] for d in rf))
         return np.multiply(xb, yb)
     # Bring both to (batch, m, k) @ (batch, k, n) so NumPy's BLAS-backed matmul does it.
-    xt = np.transpose(x, lb + lf + lc)
-    yt = np.transpose(y, rb + rc + rf)
-    bshape = tuple(x.shape[d] for d in lb)
-    m = int(np.prod([x.shape[d] for d in lf], dtype=np.int64))
-    k = int(np.prod([x.shape[d] for d in lc], dtype=np.int64))
-    n = int(np.prod([y.shape[d] for d in rf], dtype=np.int64))
+    xt = x.transpose(lb + lf + lc)
+    yt = y.transpose(rb + rc + rf)
+    bshape = tuple(xs[d] for d in lb)
+    m = math.prod([xs[d] for d in lf])
+    k = math.prod([xs[d] for d in lc])
+    n = math.prod([ys[d] for d in rf])
     out = np.matmul(xt.reshape(bshape + (m, k)), yt.reshape(bshape + (k, n)))
-    return out.reshape(bshape + tuple(x.shape[d] for d in lf) + tuple(y.shape[d] for d in rf))
+    return out.reshape(bshape + tuple(xs[d] for d in lf) + tuple(ys[d] for d in rf))
 
 
 @dot_general_p.def_abstract_eval
@@ -92,12 +100,11 @@ def _dot_transpose_one(ct, other, dimension_numbers, ct_is_lhs_of_ans: bool, arg
     # res dims: batch, ct's remaining dims (= arg kept, in order), other's free dims
     # (= other's contract dims, ascending) which pair with arg's contract dims.
     a_con_by_other = [a for _, a in sorted(zip(o_con, a_con))]
-    return lax.transpose(res, tuple(np.argsort(list(a_bat) + a_kept + a_con_by_other)))
+    perm = list(a_bat) + a_kept + a_con_by_other
+    return lax.transpose(res, tuple(sorted(range(len(perm)), key=perm.__getitem__)))
 
 
 def _ndim(x):
-    from funcgrad.core.trace import get_aval_any
-
     return get_aval_any(x).ndim
 
 

@@ -16,6 +16,7 @@ from funcgrad.core.batch_util import defbatch_elementwise
 from funcgrad.core.primitive import jvp_rules
 from funcgrad.core.primitive import Primitive
 from funcgrad.core.prims._checks import check_kind, check_same, kinds_text
+from funcgrad.core.trace import get_aval_any
 
 FLOAT = "f"
 NUM = "if"
@@ -70,13 +71,13 @@ defjvp(expm1_p, lambda g, ans, x: lax.mul(g, lax.add(ans, _one(ans))))
 sin_p = unop("sin", np.sin)
 defjvp(sin_p, lambda g, ans, x: lax.mul(g, lax.cos(x)))
 cos_p = unop("cos", np.cos)
-defjvp(cos_p, lambda g, ans, x: lax.neg(lax.mul(g, lax.sin(x))))
+defjvp(cos_p, lambda g, ans, x: lax.mul(g, lax.neg(lax.sin(x))))  # linear part: one mul
 tan_p = unop("tan", np.tan)
 defjvp(tan_p, lambda g, ans, x: lax.mul(g, lax.add(_one(ans), lax.mul(ans, ans))))
 asin_p = unop("asin", np.arcsin)
 defjvp(asin_p, lambda g, ans, x: lax.div(g, lax.sqrt(_one_minus_sq(x))))
 acos_p = unop("acos", np.arccos)
-defjvp(acos_p, lambda g, ans, x: lax.neg(lax.div(g, lax.sqrt(_one_minus_sq(x)))))
+defjvp(acos_p, lambda g, ans, x: lax.div(g, lax.neg(lax.sqrt(_one_minus_sq(x)))))
 atan_p = unop("atan", np.arctan)
 defjvp(atan_p, lambda g, ans, x: lax.div(g, lax.add(_one(x), lax.mul(x, x))))
 sinh_p = unop("sinh", np.sinh)
@@ -332,10 +333,7 @@ def _convert_element_type_abstract_eval(x, *, new_dtype, weak_type=False):
 
 # --- small helpers used by the rules above (all in terms of primitives) -----------------
 
-def lax_aval(x):
-    from funcgrad.core.trace import get_aval_any
-
-    return get_aval_any(x)
+lax_aval = get_aval_any
 
 
 def _full_like(x, value):

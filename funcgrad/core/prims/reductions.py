@@ -1,6 +1,8 @@
 """Reductions over static axes, arg-reductions and cumulative scans."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from funcgrad.core import dtypes
@@ -9,18 +11,24 @@ from funcgrad.core import ad_util as ad
 from funcgrad.core.ad_util import Zero, deflinear, defjvp_zero
 from funcgrad.core.primitive import Primitive, jvp_rules
 from funcgrad.core.prims._checks import check_axes, check_kind
+from funcgrad.core.trace import get_aval_any
 
 
 def reduction(name: str, impl, kinds: str) -> Primitive:
-    """Declare ``name(x, axes=...)`` reducing the given axes away."""
+    """Declare ``name(x, axes=...)`` reducing the given axes away.
+
+    ``impl`` is a ufunc's ``reduce`` (what ``np.sum``/``np.max``/... call for an ndarray,
+    without their Python wrappers).
+    """
     prim = Primitive(name)
+    keep_dtype = name in ("reduce_sum", "reduce_prod")  # NumPy would widen int32 to int64
 
     @prim.def_impl
     def _impl(x, *, axes):
         x = np.asarray(x)
         if not axes:
             return x
-        if name in ("reduce_sum", "reduce_prod"):  # NumPy would widen int32 to int64
+        if keep_dtype:
             return impl(x, axis=tuple(axes), dtype=x.dtype)
         return impl(x, axis=tuple(axes))
 
@@ -46,10 +54,10 @@ def _bcast_back(y, shape, axes):
     return lax.broadcast_in_dim(y, shape, _kept_dims(len(shape), axes))
 
 
-reduce_sum_p = reduction("reduce_sum", np.sum, "if")
+reduce_sum_p = reduction("reduce_sum", np.add.reduce, "if")
 deflinear(reduce_sum_p, lambda ct, x, *, axes: [_bcast_back(ct, x.aval.shape, axes)])
 
-reduce_prod_p = reduction("reduce_prod", np.prod, "if")
+reduce_prod_p = reduction("reduce_prod", np.multiply.reduce, "if")
 
 
 def _reduce_prod_jvp(primals, tangents, *, axes):
@@ -61,7 +69,7 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
         return ans, Zero.like(ans)
     shape = _aval(x).shape
     kept = _kept_dims(len(shape), axes)
-    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    n = math.prod([shape[a] for a in axes])
     flat_shape = tuple(shape[d] for d in kept) + (n,)
     perm = kept + tuple(axes)
     xf = lax.reshape(lax.transpose(x, perm), flat_shape)
@@ -96,9 +104,9 @@ def _reduce_chooser_jvp(prim):
     ad.nonlinear(prim)
 
 
-reduce_max_p = reduction("reduce_max", np.max, "bif")  # on bool: any
+reduce_max_p = reduction("reduce_max", np.maximum.reduce, "bif")  # on bool: any
 _reduce_chooser_jvp(reduce_max_p)
-reduce_min_p = reduction("reduce_min", np.min, "bif")  # on bool: all
+reduce_min_p = reduction("reduce_min", np.minimum.reduce, "bif")  # on bool: all
 _reduce_chooser_jvp(reduce_min_p)
 
 
@@ -192,10 +200,7 @@ jvp_rules[cumprod_p] = _cumprod_jvp
 ad.nonlinear(cumprod_p)
 
 
-def _aval(x):
-    from funcgrad.core.trace import get_aval_any
-
-    return get_aval_any(x)
+_aval = get_aval_any
 
 
 

@@ -8,7 +8,9 @@ import numpy as np
 from funcgrad.core import ad_util as ad
 from funcgrad.core.ad_util import Zero
 from funcgrad.core.primitive import Primitive, batch_rules, jvp_rules
+from funcgrad.core.batch_util import bdim_at, batch_size
 from funcgrad.core.prims._checks import check_axes
+from funcgrad.core.trace import get_aval_any
 
 sort_p = Primitive("sort", multiple_results=True)
 
@@ -51,10 +53,7 @@ def _sort_jvp(primals, tangents, *, dimension, num_keys=1):
     return outs, out_t
 
 
-def _aval(x):
-    from funcgrad.core.trace import get_aval_any
-
-    return get_aval_any(x)
+_aval = get_aval_any
 
 
 jvp_rules[sort_p] = _sort_jvp
@@ -62,8 +61,6 @@ ad.nonlinear(sort_p)
 
 
 def _sort_batch(args, bdims, *, dimension, num_keys=1):
-    from funcgrad.core.batch_util import bdim_at, batch_size
-
     size = batch_size(args, bdims)
     moved = [bdim_at(x, d, size, 0) for x, d in zip(args, bdims)]
     outs = sort_p.bind(*moved, dimension=dimension + 1, num_keys=num_keys)

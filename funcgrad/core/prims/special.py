@@ -37,6 +37,7 @@ from funcgrad.core.batch_util import defbatch_elementwise
 from funcgrad.core.primitive import Primitive
 from funcgrad.core.prims._checks import check_kind
 from funcgrad.core.prims.elementwise import FLOAT, unop
+from funcgrad.core.trace import get_aval_any
 
 
 def _in_float64(fn):
@@ -298,8 +299,6 @@ def polygamma(n: int, x):
 
 
 def _const(x, value):
-    from funcgrad.core.trace import get_aval_any
-
     aval = get_aval_any(x)
     return lax.broadcast_in_dim(np.asarray(value, aval.dtype), aval.shape, ())
 

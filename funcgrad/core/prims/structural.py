@@ -81,7 +81,7 @@ reshape_p = Primitive("reshape")
 
 @reshape_p.def_impl
 def _reshape_impl(x, *, new_sizes):
-    return np.reshape(x, new_sizes)
+    return x.reshape(new_sizes) if isinstance(x, np.ndarray) else np.reshape(x, new_sizes)
 
 
 @reshape_p.def_abstract_eval
@@ -95,13 +95,17 @@ def _reshape_abstract_eval(x, *, new_sizes):
 deflinear(reshape_p, lambda ct, x, *, new_sizes: [lax.reshape(ct, x.aval.shape)])
 
 
+def _inverse_perm(perm):
+    return tuple(sorted(range(len(perm)), key=perm.__getitem__))
+
+
 # --- transpose --------------------------------------------------------------------------
 transpose_p = Primitive("transpose")
 
 
 @transpose_p.def_impl
 def _transpose_impl(x, *, permutation):
-    return np.transpose(x, permutation)
+    return x.transpose(permutation) if isinstance(x, np.ndarray) else np.transpose(x, permutation)
 
 
 @transpose_p.def_abstract_eval
@@ -112,7 +116,7 @@ def _transpose_abstract_eval(x, *, permutation):
     return ShapedArray(tuple(x.shape[p] for p in perm), x.dtype, x.weak_type)
 
 
-deflinear(transpose_p, lambda ct, x, *, permutation: [lax.transpose(ct, tuple(np.argsort(permutation)))])
+deflinear(transpose_p, lambda ct, x, *, permutation: [lax.transpose(ct, _inverse_perm(permutation))])
 
 
 # --- rev (flip along dimensions) ----------------------------------------------------------
