@@ -2,8 +2,10 @@
 (funcgrad/lowering/tapes.py, funcgrad/lowering/control_flow.py): tape_split /
 tape_zip (forward-over-reverse through a staged while_loop), tape_empty (gradient of a
 cond whose branch holds a while_loop), stacks of tapes (a while_loop inside a scan
-under reverse mode; tapes recorded inside another tape's records), and custom_lin
-(linearized programs through custom_vjp / checkpoint), which is inlined.
+under reverse mode; tapes recorded inside another tape's records), custom_lin
+(linearized programs through custom_vjp / checkpoint), which is inlined, and
+tape_scan / tape_zeros (reverse over reverse through a staged while_loop: tangent and
+cotangent tapes, zero tapes, batched tapes, tapes held in records and copied).
 
 Every program here must compile natively (no interpreter fallback), equal the eager
 result, and agree with finite differences where that is cheap."""
@@ -653,7 +655,8 @@ def test_tape_scan_ys_records_hold_tapes_and_zero_stacks():
 
         def read(it, zt, st, acc):
             (a,) = _scan_tapes([it, zt], [], [acc], lambda u, z, a: [a * 1.01 + u + z], [[F64], [F64]], [F64])
-            return [a + _fold(zt, [F64], lambda q, p: q + p + 1.0)]
+            (b,) = _scan_tapes([zt], [], [a], lambda z, q: [q * 2.0 + z + 1.0], [[F64]], [F64])  # no records
+            return [b]
 
         (r,) = _scan_tapes([ys], [], [np.float64(0.0)], read, [[inner_aval, inner_aval, stack]], [F64])
         return c, r
@@ -686,3 +689,121 @@ def test_reverse_over_reverse_repeated_calls_do_not_grow_memory():
     for k in range(60):
         g(x, np.int64(100 + 100 * (k % 3)))  # ~10-20 MB of tapes per call
     assert _rss_mb() - before < 150
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses RLIMIT_AS")
+def test_failed_tape_scan_allocation_raises_memory_error_and_frees_everything():
+    # In a child process with a capped address space: a tape_scan's output tape too big
+    # to allocate, and one whose records hold tapes that stop fitting halfway through.
+    code = textwrap.dedent('''
+        import os, resource
+        import numpy as np, funcgrad as fg, funcgrad.numpy as fnp
+        from funcgrad.core.avals import ShapedArray, TapeAval
+        from funcgrad.transforms import control_flow as cf
+        from funcgrad.transforms.tape_scan import tape_scan
+
+        F64, I64, BIG = ShapedArray((), np.float64), ShapedArray((), np.int64), ShapedArray((1000,), np.float64)
+
+        def record(x, n):
+            body = cf._closed(lambda x, k: [x * 1.1 + 0.1, k + np.int64(1), x], [F64, I64])
+            cond = cf._closed(lambda n, x, k: [k < n], [I64, F64, I64])
+            return cf.while_tape_p.bind(n, x, np.int64(0), cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=1,
+                                        body_nconsts=0, tape_aval=TapeAval([F64]))[2]
+
+        def f(x, n):  # ys records of 8 KB: the output tape is allocated at once
+            t = record(x, n)
+            body = cf._closed(lambda p, a: [a + p, fnp.ones(1000) * p], [F64, F64])
+            c, ys = tape_scan([t], [], [np.float64(0.0)], body, reverse=True, linear=(False, False), ys_aval=TapeAval([BIG]))
+            body2 = cf._closed(lambda u, a: [a + fnp.sum(u)], [BIG, F64])
+            (s,) = tape_scan([ys], [], [c], body2, reverse=False, linear=(False, False), ys_aval=None)
+            return s
+
+        def g(x, n, m):  # ys records hold tapes made in the body: a failure in the middle of the loop
+            t = record(x, n)
+            def per(p, m, a):
+                inner = cf._closed(lambda x, k: [x * 0.5, k + np.int64(1), fnp.ones(1000) * x], [F64, I64])
+                cond = cf._closed(lambda n, x, k: [k < n], [I64, F64, I64])
+                _, _, it = cf.while_tape_p.bind(m, p, np.int64(0), cond_jaxpr=cond, body_jaxpr=inner, cond_nconsts=1,
+                                                body_nconsts=0, tape_aval=TapeAval([BIG]))
+                return [a + p, it]
+            body = cf._closed(per, [F64, I64, F64])
+            c, ys = tape_scan([t], [m], [np.float64(0.0)], body, reverse=False, linear=(False,) * 3,
+                              ys_aval=TapeAval([TapeAval([BIG])]))
+            def read(it, a):
+                b2 = cf._closed(lambda u, q: [q + fnp.sum(u)], [BIG, F64])
+                (q,) = tape_scan([it], [], [a], b2, reverse=True, linear=(False, False), ys_aval=None)
+                return [q]
+            (s,) = tape_scan([ys], [], [c], cf._closed(read, [TapeAval([BIG]), F64]), reverse=False, linear=(False, False), ys_aval=None)
+            return s
+
+        jf, jg = fg.jit(f), fg.jit(g)
+        for j in (jf,):
+            assert "; not compiled" not in j.lower(0.3, np.int64(5)).as_text()
+        assert "; not compiled" not in jg.lower(0.3, np.int64(5), np.int64(3)).as_text()
+        small_f, small_g = jf(0.3, np.int64(50)), jg(0.3, np.int64(7), np.int64(5))
+        print(np.isclose(small_f, f(0.3, np.int64(50))), np.isclose(small_g, g(0.3, np.int64(7), np.int64(5))))
+        pages = lambda i: int(open("/proc/self/statm").read().split()[i]) * os.sysconf("SC_PAGE_SIZE")
+        limit = pages(0) + (1 << 30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        before = pages(1)
+        for call in (lambda: jf(0.3, np.int64(1_000_000)), lambda: jg(0.3, np.int64(100), np.int64(2000))):
+            try:
+                call()
+                print("no error")
+            except MemoryError:
+                print("MemoryError")
+            print(pages(1) - before < (64 << 20))
+        print(jf(0.3, np.int64(50)) == small_f, jg(0.3, np.int64(7), np.int64(5)) == small_g)
+    ''')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(fg.__file__))]
+                                                       + os.environ.get("PYTHONPATH", "").split(os.pathsep)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True"] * 2 + ["MemoryError", "True"] * 2 + ["True"] * 2, out.stdout + out.stderr
+
+
+def test_tape_scans_inside_a_loop_reuse_buffers_and_copy_tapes_held_in_records():
+    # Each iteration of a while runs tape_scans whose ys records hold tapes (their buffers
+    # are reused by the next iteration, with more or fewer records), and zips such a tape
+    # with a zero tape (a copy of the records and of the tapes they hold).
+    from funcgrad.transforms.tape_scan import tape_zeros_p
+
+    ia = TapeAval([F64, V2])
+
+    def inner(x, n, m, rev):
+        def outer_body(m, v, k):
+            _, it = _record(v, m, lambda u: [u * u, fnp.stack([u, -u])], [F64, V2])
+            return [v * 0.9 + 0.05, k + np.int64(1), it]
+        body = cf._closed(outer_body, [I64, F64, I64])
+        cond = cf._closed(lambda n, v, k: [k < n], [I64, F64, I64])
+        _, _, t = cf.while_tape_p.bind(n, m, x, np.int64(0), cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=1,
+                                       body_nconsts=1, tape_aval=TapeAval([ia]))
+
+        def per_record(it, acc):
+            a, b = cf.tape_split_p.bind(it, n=1)
+            (s, scaled) = _scan_tapes([a, b], [], [np.float64(0.0)], lambda u, w, q: [q + u + w[1], w * 3.0, u],
+                                      [[F64], [V2]], [F64], ys_aval=TapeAval([V2, F64]), reverse=rev)
+            return [acc + s, scaled, it]
+
+        c, ys = _scan_tapes([t], [], [np.float64(0.0)], per_record, [[ia]], [F64], reverse=not rev,
+                            ys_aval=TapeAval([TapeAval([V2, F64]), ia]))
+        zz = cf.tape_zip_p.bind(ys, tape_zeros_p.bind(aval=TapeAval([F64])))
+
+        def read(st, it, z, acc):
+            (q,) = _scan_tapes([st, it], [], [acc], lambda w, p, u, v, q: [q * 1.01 + fnp.sum(w) * p + u + v[0]],
+                               [[V2, F64], [F64, V2]], [F64])
+            return [q + z]
+
+        (r,) = _scan_tapes([zz], [], [c], read, [[TapeAval([V2, F64]), ia, F64]], [F64])
+        return r
+
+    def f(x, ns, ms):
+        def body(c):
+            k, acc = c
+            return k + 1, acc + inner(x + 0.01 * k, ns[k], ms[k], False) + inner(x, ms[k], ns[k], True)
+        return lax.while_loop(lambda c: c[0] < ns.shape[0], body, (0, 0.0))[1]
+
+    ns = np.array([3, 0, 7, 2, 9, 1], dtype=np.int64)
+    ms = np.array([2, 5, 0, 8, 1, 4], dtype=np.int64)
+    check_compiled(f, 0.3, ns, ms)
+    assert_native(fg.jit(f), 0.3, ns, ms)

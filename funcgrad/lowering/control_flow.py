@@ -412,6 +412,7 @@ def _while_tape_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nco
         raise LoweringError("while_tape: a stack of tapes as its output")
     _check_residuals("while_tape", bj.jaxpr.out_avals[nk:], tape_aval)
     tape = new_slot(ctx, tape_aval, owner=scope(ctx))
+    tape.nonzero = True
     size = layout(tape_aval).size
     fields = [k for k, a in enumerate(tape_aval.res_avals) if isinstance(a, TapeAval)]
     n_res = len(tape_aval.res_avals)
@@ -506,6 +507,7 @@ def _tape_scan_lower(ctx, *args, body, num_tapes, num_consts, reverse, linear, y
     if ys_aval is not None:
         # Allocated once, with room for every record (written at index i in any order).
         out = new_slot(ctx, ys_aval, owner=scope(ctx))
+        out.nonzero = True
         ydata = reserve_all(ctx, out, n.ref)
 
     def test(cur, ex):

@@ -47,8 +47,7 @@ as in the interpreter). Loops that test ``i < count`` as signed numbers run no
 iteration over a zero tape.
 
 Not lowered (``LoweringError``, so jit runs the interpreter): tapes as loop carries,
-copying a tape whose records hold tapes (no deep copies), and tape_scan over stacks of
-tapes.
+and tape_scan over stacks of tapes.
 """
 from __future__ import annotations
 
@@ -129,12 +128,13 @@ class TapeOperand(Operand):
     ``owner``: the body scope whose equation made this slot (only the maker may move
     it); ``empty``: statically the empty tape; ``zero``: statically a zero tape (its
     header, never written, has count ``ZERO``; any other tape may still be a zero tape
-    at run time)."""
+    at run time, unless ``nonzero``: made by a loop that records, never a zero tape)."""
 
-    def __init__(self, aval: TapeAval, hdr: str, offsets, size: int, owner=None, empty=False, zero=False):
+    def __init__(self, aval: TapeAval, hdr: str, offsets, size: int, owner=None, empty=False, zero=False,
+                 nonzero=False):
         super().__init__(aval)
         self.hdr, self.offsets, self.size = hdr, list(offsets), size
-        self.owner, self.empty, self.zero = owner, empty, zero
+        self.owner, self.empty, self.zero, self.nonzero = owner, empty, zero, nonzero
 
     def at(self, idx):
         raise LoweringError("a tape has no elements")
@@ -154,14 +154,14 @@ class TapeOperand(Operand):
             raise LoweringError("indexing a tape that is not a stack of tapes")
         per = _n(self.shape[1:])
         return TapeOperand(self.aval.update(shape=self.shape[1:]), self.header(ctx, ctx.b.imul(i, per)),
-                           self.offsets, self.size, None, self.empty, self.zero)
+                           self.offsets, self.size, None, self.empty, self.zero, self.nonzero)
 
     def with_owner(self, owner) -> "TapeOperand":
-        return TapeOperand(self.aval, self.hdr, self.offsets, self.size, owner, self.empty, self.zero)
+        return TapeOperand(self.aval, self.hdr, self.offsets, self.size, owner, self.empty, self.zero, self.nonzero)
 
     def view(self, aval: TapeAval, offsets) -> "TapeOperand":
         """The same records (same header), read with other fields: not owned."""
-        return TapeOperand(aval, self.hdr, offsets, self.size, None, self.empty, self.zero)
+        return TapeOperand(aval, self.hdr, offsets, self.size, None, self.empty, self.zero, self.nonzero)
 
 
 def canonical(aval: TapeAval, hdr: str, owner=None) -> TapeOperand:
@@ -381,8 +381,9 @@ class RecordReader:
         self.count = count_of(b, hdr)
         if tape.size:
             self.data = data_ptr(b, hdr)
-            self.is_zero = b.emit(f"icmp eq i64 {self.count}, {ZERO}")
-            self.zrec = zero_record(ctx, tape)
+            if not tape.nonzero:
+                self.is_zero = b.emit(f"icmp eq i64 {self.count}, {ZERO}")
+                self.zrec = zero_record(ctx, tape)
 
     def pointer(self, ctx, i) -> str:
         """Pointer to record ``i`` (or to the record of zeros)."""
@@ -391,6 +392,8 @@ class RecordReader:
             return "null"
         b = ctx.b
         p = _gep(b, self.data, b.emit(f"mul nuw nsw i64 {i}, {t.size}"))
+        if t.nonzero:
+            return p
         return b.emit(f"select i1 {self.is_zero}, ptr {self.zrec}, ptr {p}")
 
     def operands(self, ctx, i) -> list:
@@ -473,14 +476,17 @@ def reserve_all(ctx, tape: TapeOperand, n: str) -> str:
     """Make room for records ``0 .. n-1`` of ``tape`` (canonical, unstacked; grown to
     exactly ``n`` records if it must grow), with the headers of their tape fields
     initialised; returns the data pointer."""
+    return _reserve_all(ctx, tape.hdr, layout(tape.aval), n)
+
+
+def _reserve_all(ctx, hdr: str, lay: Layout, n: str) -> str:
     b = ctx.b
-    lay = layout(tape.aval)
     if not lay.size:
         return "null"
-    _ensure(ctx, tape.hdr, n, lay.size, doubling=False)
-    data = data_ptr(b, tape.hdr)
+    _ensure(ctx, hdr, n, lay.size, doubling=False)
+    data = data_ptr(b, hdr)
     if lay.nested:
-        init = _load_i64(b, tape.hdr, INIT)
+        init = _load_i64(b, hdr, INIT)
 
         def fresh(i, _):
             rec = _gep(b, data, b.emit(f"mul nuw nsw i64 {i}, {lay.size}"))
@@ -489,7 +495,7 @@ def reserve_all(ctx, tape: TapeOperand, n: str) -> str:
             return []
 
         ctx.for_range(n, fresh, start=init)
-        _store_i64(b, tape.hdr, INIT, _umax(b, init, n))
+        _store_i64(b, hdr, INIT, _umax(b, init, n))
     return data
 
 
@@ -543,35 +549,40 @@ def copy_records(ctx, dest_hdr: str, dest_aval: TapeAval, parts) -> None:
     records whose fields are, in order, the fields ``idx`` of each source
     ``(header, TapeOperand giving the layout, idx)``; as many records as the shortest
     source has. Zero tapes among the sources give zeros (and no length); when all are
-    zero tapes the result is a zero tape."""
+    zero tapes the result is a zero tape. Tapes held in the records are copied too
+    (into the destination records' own tapes, whose buffers are reused)."""
     lay = layout(unstacked(dest_aval))
-    if lay.nested:
-        raise LoweringError("copying a tape whose records hold tapes is not lowered (no deep copies)")
     b = ctx.b
     readers = [RecordReader(ctx, src, hdr) for hdr, src, _ in parts]
     count = joint_count(b, readers)
     if count is None:
         _store_i64(b, dest_hdr, COUNT, ZERO)
         return
-    fields = []  # (dest offset, part number, source offset, bytes)
+    fields = []  # (dest offset, part number, source offset, bytes, (headers, unstacked type) of a tape field)
     k = 0
     for p, (_, src, idx) in enumerate(parts):
         for r in idx:
             a = src.aval.res_avals[r]
-            fields.append((lay.offsets[k], p, src.offsets[r], _n(a.shape) * np.dtype(a.dtype).itemsize))
+            if isinstance(a, TapeAval):
+                fields.append((lay.offsets[k], p, src.offsets[r], 0, (_n(a.shape), unstacked(a))))
+            else:
+                fields.append((lay.offsets[k], p, src.offsets[r], _n(a.shape) * np.dtype(a.dtype).itemsize, None))
             k += 1
-    if lay.size and any(f[3] for f in fields):
+    if lay.size and any(f[3] or (f[4] and f[4][0]) for f in fields):
         n = records_in(b, count)
-        _ensure(ctx, dest_hdr, n, lay.size, doubling=False)
-        ddata = data_ptr(b, dest_hdr)
+        ddata = _reserve_all(ctx, dest_hdr, lay, n)
 
         def rec(i, _):
             drec = _gep(b, ddata, b.emit(f"mul nuw nsw i64 {i}, {lay.size}"))
             srecs = [None if r.tape.zero else r.pointer(ctx, i) for r in readers]
-            for doff, p, soff, nbytes in fields:
-                if not nbytes:
+            for doff, p, soff, nbytes, tape in fields:
+                if tape is not None:
+                    _each(ctx, tape[0], lambda j, doff=doff, p=p, soff=soff, t=tape[1]: _copy_field(
+                        ctx, _gep(b, drec, b.iadd(doff, b.imul(j, HDR))),
+                        None if srecs[p] is None else _gep(b, srecs[p], b.iadd(soff, b.imul(j, HDR))), t))
+                elif not nbytes:
                     continue
-                if srecs[p] is None:
+                elif srecs[p] is None:
                     _memset0(b, _gep(b, drec, doff), nbytes, align=1)
                 else:
                     _memcpy(b, _gep(b, drec, doff), _gep(b, srecs[p], soff), nbytes)
@@ -579,6 +590,14 @@ def copy_records(ctx, dest_hdr: str, dest_aval: TapeAval, parts) -> None:
 
         ctx.for_range(n, rec)
     _store_i64(b, dest_hdr, COUNT, count)
+
+
+def _copy_field(ctx, dest_hdr: str, src_hdr, aval: TapeAval) -> None:
+    """Copy the tape held in a record field (``src_hdr`` None: a zero tape)."""
+    if src_hdr is None:
+        _store_i64(ctx.b, dest_hdr, COUNT, ZERO)
+        return
+    copy_records(ctx, dest_hdr, aval, [(src_hdr, canonical(aval, src_hdr), list(range(len(aval.res_avals))))])
 
 
 # --- tape_empty / tape_split / tape_zip -------------------------------------------------------------
@@ -623,8 +642,9 @@ def _tape_zip_lower(ctx, a, b):
     if not (a.zero or b.zero) and a.hdr == b.hdr and a.size == b.size:
         # Two views of one buffer (tape_split's halves): a view again.
         offs = [a.offsets[k] for k in ia] + [b.offsets[k] for k in ib] + [a.offsets[k] for k in tail]
-        return [TapeOperand(out_aval, a.hdr, offs, a.size)]
+        return [TapeOperand(out_aval, a.hdr, offs, a.size, nonzero=a.nonzero and b.nonzero)]
     out = new_slot(ctx, out_aval, owner=scope(ctx))
+    out.nonzero = a.nonzero or b.nonzero  # (its length is that of a tape that is never zero)
     _each(ctx, _n(out_aval.shape), lambda j: copy_records(
         ctx, out.header(ctx, j), out_aval,
         [(a.header(ctx, j), a, ia), (b.header(ctx, j), b, ib), (a.header(ctx, j), a, tail)]))

@@ -422,7 +422,6 @@ def _tape_scan_batch(args, bdims, *, body, num_tapes, num_consts, reverse, linea
 
 
 batch_rules[tape_scan_p] = _tape_scan_batch
-allow_missing("lower", tape_scan_p, "not lowered yet: reverse-over-reverse through a staged while_loop runs in the interpreter inside jit")
 
 
 # --- tape_split / tape_zip are linear: each transposes into the other -----------------------
@@ -511,7 +510,6 @@ tape_zeros_p.def_abstract_eval(lambda *, aval: aval)
 jvp_rules[tape_zeros_p] = lambda primals, tangents, *, aval: (tape_zeros_p.bind(aval=aval), Zero(aval))
 allow_missing("batch", tape_zeros_p, "takes no operands, so it is never batched")
 allow_missing("transpose", tape_zeros_p, "takes no operands")
-allow_missing("lower", tape_zeros_p, "not lowered yet: reverse-over-reverse through a staged while_loop runs in the interpreter inside jit")
 
 
 def _add_tapes(a, b):
