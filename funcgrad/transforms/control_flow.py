@@ -973,7 +973,8 @@ tape_apply_p = Primitive("tape_apply", multiple_results=True)
 @tape_apply_p.def_impl
 def _tape_apply_impl(tape, *args, body, num_consts, reverse, linear):
     consts, carry = args[:num_consts], list(args[num_consts:])
-    entries = reversed(tape.entries) if reverse else tape.entries
+    records = tape.entries if tape.entries is not None else []  # a zero tape has no records of its own
+    entries = reversed(records) if reverse else records
     for res in entries:
         carry = eval_jaxpr(body.jaxpr, body.consts, *res, *consts, *carry)
     return carry
