@@ -165,3 +165,17 @@ def _fori_traced(x):
 def test_every_construct_jitted_order_two_both_modes(f):
     x = np.array([0.3, 0.8]) if f is not newton_sqrt else 3.0
     check_grads(fg.jit(f), (x,), order=2, modes=("fwd", "rev"))
+
+
+def test_grad_of_jit_with_a_while_inside_runs_compiled():
+    # The tape cannot leave compiled code, so the linear part recomputes the forward
+    # (tape included) natively; nested loops and closed-over constants included.
+    import funcgrad.transforms.jit as J
+
+    for f, x in ((damped, np.array([0.4, -0.7])), (nested_loops, 0.4), (newton_sqrt, 9.0)):
+        before = set(J._executables)
+        g = fg.grad(lambda v, f=f: fnp.sum(fg.jit(f)(v)))
+        np.testing.assert_allclose(g(x), fg.grad(lambda v, f=f: fnp.sum(f(v)))(x), rtol=1e-12)
+        new = [e for k, e in J._executables.items() if k not in before]
+        assert new and not any(isinstance(e, J._Interpreted) for e in new)
+        check_grads(fg.jit(f), (x,), order=2, modes=("rev",))

@@ -234,11 +234,11 @@ def _transpose_closed(lin: ClosedJaxpr, linear_mask, ct_avals):
     j = lin.jaxpr
     nonlin_vars = [v for v, m in zip(j.invars, linear_mask) if not m]
     lin_vars = [v for v, m in zip(j.invars, linear_mask) if m]
-    as_linear = Jaxpr(nonlin_vars, lin_vars, j.eqns, j.outvars)
+    as_linear = Jaxpr(list(j.constvars) + nonlin_vars, lin_vars, j.eqns, j.outvars)  # its consts are residuals too
 
     def transposed(*xs):
         nonlin, cts = xs[: len(nonlin_avals)], xs[len(nonlin_avals):]
-        return [instantiate(c) for c in backward_pass(as_linear, list(nonlin), list(cts))]
+        return [instantiate(c) for c in backward_pass(as_linear, list(lin.consts) + list(nonlin), list(cts))]
 
     del lin_avals
     return _closed(transposed, nonlin_avals + list(ct_avals))

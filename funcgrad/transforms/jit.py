@@ -139,6 +139,31 @@ def _closed_of(fun_flat, in_avals) -> ClosedJaxpr:
 _split_cache: dict = {}
 
 
+_remat_cache: dict = {}
+
+
+def _remat_linear(jaxpr: ClosedJaxpr) -> ClosedJaxpr:
+    """(inputs, tangents) -> output tangents: the forward recomputed, then its linear
+    map applied (memoised per program). Linear in the tangents; the forward part has no
+    tangent input, so ``backward_pass`` evaluates it forwards when transposing."""
+    hit = _remat_cache.get(id(jaxpr.jaxpr))
+    if hit is not None and hit[0] is jaxpr:
+        return hit[1]
+    from funcgrad.transforms.ad import linearize_flat
+
+    n = len(jaxpr.in_avals)
+
+    def lin_fn(*xs):
+        _, lin = linearize_flat(jaxpr_as_fun(jaxpr), list(xs[:n]))
+        return [instantiate(o) for o in lin(*xs[n:])]
+
+    closed = _closed_of(lin_fn, list(jaxpr.in_avals) + [tangent_aval(a) for a in jaxpr.in_avals])
+    if len(_remat_cache) > 256:
+        _remat_cache.clear()
+    _remat_cache[id(jaxpr.jaxpr)] = (jaxpr, closed)
+    return closed
+
+
 def _jit_call_jvp(primals, tangents, *, jaxpr, name):
     tangents = [instantiate(t) if is_differentiable(get_aval_any(p)) else Zero(tangent_aval(get_aval_any(p)))
                 for p, t in zip(primals, tangents)]
@@ -160,7 +185,9 @@ def _jit_call_jvp(primals, tangents, *, jaxpr, name):
             # through the call instead (eagerly the loop then runs in Python).
             # (Recomputing the forward inside a compiled linear part is the faster way;
             # it does not transpose yet for loops nested in scans.)
-            return jvp_flat(jaxpr_as_fun(jaxpr), list(primals), tangents)
+            t_in = [instantiate(t) for t in tangents]
+            outs = jit_call_p.bind(*primals, jaxpr=jaxpr, name=name)
+            return outs, jit_call_p.bind(*primals, *t_in, jaxpr=_remat_linear(jaxpr), name=f"{name}_lin")
         n_out = len(jaxpr.out_avals)
         outs = jit_call_p.bind(*primals, jaxpr=fwd, name=f"{name}_fwd")
         primal_out, res = outs[:n_out], outs[n_out:]
