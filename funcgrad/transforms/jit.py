@@ -181,10 +181,9 @@ def _jit_call_jvp(primals, tangents, *, jaxpr, name):
             _split_cache[id(jaxpr.jaxpr)] = (jaxpr, (fwd, lin, res_avals))
         if any(isinstance(a, TapeAval) for a in res_avals):
             # A while_loop's run-time tape lives only inside compiled code: it cannot be
-            # handed from a compiled forward to a compiled linear part. Differentiate
-            # through the call instead (eagerly the loop then runs in Python).
-            # (Recomputing the forward inside a compiled linear part is the faster way;
-            # it does not transpose yet for loops nested in scans.)
+            # handed from a compiled forward to a compiled linear part. So the linear
+            # part's residuals are the inputs themselves and it recomputes the forward
+            # (tape included) in compiled code: the forward runs twice, natively.
             t_in = [instantiate(t) for t in tangents]
             outs = jit_call_p.bind(*primals, jaxpr=jaxpr, name=name)
             return outs, jit_call_p.bind(*primals, *t_in, jaxpr=_remat_linear(jaxpr), name=f"{name}_lin")
