@@ -302,15 +302,22 @@ def _const_int(op: ConstOperand) -> int:
 
 
 # --- while ------------------------------------------------------------------------------------
-@lower_materialized(cf.while_p)
-def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-    outs = list(ctx.outs)
-    w0 = ctx.work
+def _while_operands(ctx, what, args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    """(prepared cond, prepared body, cond consts, body consts, initial carry) of a
+    while / while_tape; the consts are hoisted out of the loop."""
     cj, bj = prepare(cond_jaxpr), prepare(body_jaxpr)
     cc = [_loop_invariant(ctx, o) for o in args[:cond_nconsts]]
     bc = [_loop_invariant(ctx, o) for o in args[cond_nconsts:cond_nconsts + body_nconsts]]
     init = list(args[cond_nconsts + body_nconsts:])
-    _no_tape_carries("while", init)
+    _no_tape_carries(what, init)
+    return cj, bj, cc, bc, init
+
+
+@lower_materialized(cf.while_p)
+def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    outs = list(ctx.outs)
+    w0 = ctx.work
+    cj, bj, cc, bc, init = _while_operands(ctx, "while", args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
     avals = [o.aval for o in init]
 
     def test(cur, ex):
@@ -401,11 +408,7 @@ def _check_residuals(what, body_avals, tape_aval):
 def _while_tape_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, tape_aval):
     outs = list(ctx.outs)[:-1]
     w0 = ctx.work
-    cj, bj = prepare(cond_jaxpr), prepare(body_jaxpr)
-    cc = [_loop_invariant(ctx, o) for o in args[:cond_nconsts]]
-    bc = [_loop_invariant(ctx, o) for o in args[cond_nconsts:cond_nconsts + body_nconsts]]
-    init = list(args[cond_nconsts + body_nconsts:])
-    _no_tape_carries("while_tape", init)
+    cj, bj, cc, bc, init = _while_operands(ctx, "while_tape", args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
     nk = len(init)
     avals = [o.aval for o in init]
     if tape_aval.shape:
