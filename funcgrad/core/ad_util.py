@@ -132,10 +132,20 @@ def deftranspose(prim: Primitive, rule) -> None:
     ALLOWED_MISSING["transpose"].pop(prim.name, None)
 
 
+# What the rule helpers below registered, by shape of rule. The eager reverse mode
+# (``transforms/eager_vjp.py``) derives cotangent rules from these: an elementwise
+# op's partials are pointwise scalings of ``g`` (so each is its own transpose), a linear
+# op's transpose rule applies as it is, and a zero-tangent op needs no record at all.
+jvp_partials: dict = {}  # Primitive -> partials, from defjvp
+linear_prims: set = set()  # from deflinear: linear in all its (float) inputs jointly
+zero_tangent_prims: set = set()  # from defjvp_zero
+
+
 def defjvp(prim: Primitive, *partials) -> None:
     """JVP as a sum of per-argument contributions: ``partials[i](g, ans, *primals,
     **params)`` is the tangent contributed by argument ``i`` with tangent ``g``
     (``None`` for arguments without one). Zero tangents are skipped."""
+    jvp_partials[prim] = partials
 
     def rule(primals, tangents, **params):
         ans = bind(prim, *primals, **params)
@@ -154,6 +164,7 @@ def defjvp(prim: Primitive, *partials) -> None:
 
 def defjvp_zero(prim: Primitive) -> None:
     """Piecewise-constant or integer-valued op: its tangent is zero everywhere."""
+    zero_tangent_prims.add(prim)
 
     def rule(primals, tangents, **params):
         ans = bind(prim, *primals, **params)
@@ -168,6 +179,7 @@ def defjvp_zero(prim: Primitive) -> None:
 def deflinear(prim: Primitive, transpose=None) -> None:
     """An op linear in all its array inputs: the tangent is the op applied to the
     tangents (zeros instantiated only if some are non-zero)."""
+    linear_prims.add(prim)
 
     def rule(primals, tangents, **params):
         ans = bind(prim, *primals, **params)

@@ -84,6 +84,7 @@ def elementwise_batcher(prim: Primitive):
 
 
 def defbatch_elementwise(prim: Primitive) -> None:
+    prim.elementwise = True
     batch_rules[prim] = elementwise_batcher(prim)
 
 

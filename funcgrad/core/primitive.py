@@ -32,6 +32,7 @@ from typing import Callable
 
 class Primitive:
     # No __slots__: families attach metadata (e.g. ``kinds``) that tests and lowering read.
+    elementwise = False  # set by defbatch_elementwise: output[i] depends on inputs[i] only
 
     def __init__(self, name: str, multiple_results: bool = False):
         self.name = name

@@ -14,6 +14,7 @@ from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, tangent_
 from funcgrad.core.prims.elementwise import stop_gradient_p
 from funcgrad.core.staging import flatten_fun
 from funcgrad.core.trace import get_aval_any
+from funcgrad.transforms import eager_vjp
 from funcgrad.transforms.ad import backward_pass, jvp_flat, linearize_flat, vjp_flat
 
 
@@ -69,10 +70,12 @@ def linearize(fun, *primals):
     return pytree.tree_unflatten(out_tree[0], outs), f_jvp
 
 
-def _vjp_leaves(fun, p_leaves, p_tree, in_avals, has_aux, fname):
+def _vjp_leaves(fun, p_leaves, p_tree, in_avals, has_aux, fname, eager_ok=False):
     """Run ``fun`` (pytree in and out) at ``p_leaves`` recording its linearization.
     Returns (primal output leaves then aux leaves, [output treedef, aux treedef, number
-    of output leaves], output tangent avals, ``backward``)."""
+    of output leaves], output tangent avals, ``backward``). With ``eager_ok`` (the caller
+    runs ``backward`` right away, on concrete cotangents) and no transform active, the
+    eager tape records it instead (``eager_vjp.py``)."""
     trees = []
 
     def flat(*leaves):
@@ -91,7 +94,10 @@ def _vjp_leaves(fun, p_leaves, p_tree, in_avals, has_aux, fname):
         trees[:] = [out_tree, None, len(out_leaves)]
         return out_leaves
 
-    outs, out_avals, backward = vjp_flat(flat, p_leaves, in_avals)
+    if eager_ok and eager_vjp.usable():
+        outs, out_avals, backward = eager_vjp.eager_vjp_flat(flat, p_leaves, in_avals)
+    else:
+        outs, out_avals, backward = vjp_flat(flat, p_leaves, in_avals)
     return outs, trees, out_avals, backward
 
 
@@ -173,7 +179,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
             return fun(*full, **kwargs)
 
         outs, (out_tree, aux_tree, n_out), out_avals, backward = _vjp_leaves(
-            partial_f, p_leaves, p_tree, in_avals, has_aux, "grad")
+            partial_f, p_leaves, p_tree, in_avals, has_aux, "grad", eager_ok=True)
         out = pytree.tree_unflatten(out_tree, outs[:n_out])
         aval = get_aval_any(out) if not isinstance(out, (tuple, list, dict)) else None
         if aval is None or aval.shape != () or aval.dtype.kind != "f":

@@ -1,0 +1,519 @@
+"""Eager reverse mode: ``grad``/``value_and_grad`` with no outer transform, autograd style.
+
+The general reverse mode (``ad.vjp_flat``) runs every primitive's JVP rule with the
+tangents recorded on a linear tape, then transposes the tape. It works under any
+enclosing transform, but pays about three Python dispatches per primitive: the JVP
+rule, the recorded tangent operation(s), and their transposes.
+
+When ``grad`` is the outermost transform (nothing below it but the eager interpreter,
+nothing staging), every primal is a concrete NumPy value and the cotangents will be
+too. Then a primitive needs only its value now and a *cotangent rule* later:
+``rule(ct, ans, primals, which, **params) -> [cotangent or None per primal]``, where
+``which`` lists the positions whose cotangent is wanted. That is what this module does:
+``EagerTape`` computes each primitive with its NumPy impl, records (rule, residuals),
+and ``backward`` walks the records in reverse.
+
+Where the cotangent rule comes from, in order:
+
+1. ``vjp_rules`` below: hand-written NumPy for the primitives of typical programs
+   (arithmetic, tanh/exp/log, matmul, broadcasts, reductions, selects). They compute
+   exactly what the general path's transpose rules compute, without re-validating.
+2. Elementwise primitives declared with ``defjvp``: each partial ``g -> partial(g)`` is a
+   pointwise scaling of ``g``, hence its own transpose; the partial is called on the
+   cotangent (its ``lax`` calls run eagerly).
+3. Primitives declared with ``deflinear`` (plus the other linear ones listed in
+   ``_LINEAR``): the transpose rule itself, with ``UndefinedPrimal`` for the inputs
+   being differentiated.
+4. ``defjvp_zero`` primitives (comparisons, floor, sign, argmax, ...): no record at all.
+5. Anything else (control flow, custom rules, linear algebra, jit calls, ...): the
+   general reverse mode applied to that one primitive (``ad.vjp_flat``), so every
+   primitive works here exactly as it does under ``vjp``.
+
+Correctness is pinned by ``tests/test_eager_vjp.py``, which runs every op-table row
+through both paths and compares values and dtypes.
+
+Outer transforms are not supported *by design*: the rules use NumPy directly, so they are
+not differentiable or batchable. ``grad(grad(f))`` still works: the inner ``grad`` sees an
+active transform and takes the general path, and its primitives reach this tape as
+ordinary primitives on concrete values.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.core import ad_util
+from funcgrad.core.ad_util import UndefinedPrimal, Zero, tangent_aval
+from funcgrad.core.prims import dot as _dot
+from funcgrad.core.prims import elementwise as _ew
+from funcgrad.core.prims import indexing as _ix
+from funcgrad.core.prims import reductions as _red
+from funcgrad.core.prims import structural as _st
+from funcgrad.core.primitive import transpose_rules
+from funcgrad.core.trace import (
+    Trace,
+    Tracer,
+    _eager_bind,
+    full_raise,
+    get_aval_any,
+    is_eager,
+    pop_main,
+    push_main,
+)
+
+# Set to False to send every eager grad through the general reverse mode (tests compare
+# the two).
+ENABLED = True
+
+_PY_SCALARS = (bool, int, float)
+
+
+def usable() -> bool:
+    """True when a ``grad`` starting now may use the eager tape."""
+    return ENABLED and is_eager()
+
+
+class EagerTracer(Tracer):
+    """A differentiable value on the eager tape: its concrete value and its index."""
+
+    __slots__ = ("primal", "index", "aval")  # a plain ``aval`` slot shadows Tracer.aval
+
+    def __init__(self, trace, primal, index):
+        self._trace = trace
+        self.primal = primal
+        self.index = index
+        self.aval = get_aval_any(primal)
+
+    def to_concrete_value(self):
+        return self.primal
+
+
+class EagerTape(Trace):
+    """Computes primitives on concrete values and records how to send cotangents back.
+
+    A record is ``(rule, index, primals, ans, params, linear)``: ``linear`` pairs each
+    argument position holding a tape value with that value's index; the output is the
+    value numbered ``index``. Fallback records (general reverse mode of one primitive)
+    have ``rule is None`` and keep their output indices in ``index`` and the backward
+    function in ``ans``.
+    """
+
+    __slots__ = ("count",)
+    handles_raw_args = True  # constants stay plain values; outputs need no lowering
+
+    def __init__(self, main):
+        super().__init__(main)
+        self.count = 0
+
+    def pure(self, val):
+        return val
+
+    lift = pure
+
+    def process_primitive(self, prim, args, params):
+        primals = list(args)
+        linear = []
+        for i, a in enumerate(args):
+            if type(a) is EagerTracer:  # bind checked it is alive, so it is ours
+                primals[i] = a.primal
+                linear.append((i, a.index))
+            elif type(a) in _PY_SCALARS:
+                primals[i] = np.asarray(a)
+        rule = _rule_for(prim)
+        if rule is None:
+            return self._fallback(prim, primals, linear, params)
+        ans = _eager_bind(prim, primals, params)
+        if rule is _NO_TANGENT or ans.dtype.kind != "f":
+            return ans
+        index = self.count
+        self.count = index + 1
+        self.main.payload.append((rule, index, primals, ans, params, linear))
+        return EagerTracer(self, ans, index)
+
+    def _fallback(self, prim, primals, linear, params):
+        """One primitive through the general reverse mode (its JVP rule + transposes)."""
+        from funcgrad.transforms.ad import vjp_flat
+
+        positions = [i for i, _ in linear]
+
+        def one_prim(*lin):
+            args = list(primals)
+            for i, v in zip(positions, lin):
+                args[i] = v
+            out = prim.bind(*args, **params)
+            return out if prim.multiple_results else [out]
+
+        outs, out_avals, backward = vjp_flat(one_prim, [primals[i] for i in positions])
+        indices, results = [], []
+        for o, aval in zip(outs, out_avals):
+            if ad_util.is_differentiable(aval):
+                indices.append(self.count)
+                results.append(EagerTracer(self, o, self.count))
+                self.count += 1
+            else:
+                indices.append(None)
+                results.append(o)
+        self.main.payload.append((None, indices, out_avals, backward, None, linear))
+        return results if prim.multiple_results else results[0]
+
+
+def eager_vjp_flat(f_flat, primals, in_avals):
+    """``ad.vjp_flat`` on the eager tape: (primal outputs, output tangent avals,
+    ``backward(cts_out) -> cts_in``). Only valid when ``usable()``."""
+    records: list = []
+    main = push_main(EagerTape, records)
+    try:
+        tape = main.trace()
+        ins = []
+        for p, aval in zip(primals, in_avals):
+            if type(p) in _PY_SCALARS:
+                p = np.asarray(p)
+            if ad_util.is_differentiable(aval):
+                ins.append(EagerTracer(tape, p, tape.count))
+                tape.count += 1
+            else:
+                ins.append(p)
+        outs = f_flat(*ins)
+        primals_out, out_index = [], []
+        for o in outs:
+            if type(o) is EagerTracer and o._trace is tape:
+                primals_out.append(o.primal)
+                out_index.append(o.index)
+            else:  # a constant (an escaped tracer of another transform raises here)
+                o = full_raise(tape, o)
+                primals_out.append(o)
+                out_index.append(None)
+    finally:
+        pop_main(main)
+    in_index = [t.index if type(t) is EagerTracer else None for t in ins]
+
+    def backward(cts_out):
+        return _backward(records, tape.count, in_index, in_avals, out_index, cts_out)
+
+    return primals_out, [tangent_aval(get_aval_any(p)) for p in primals_out], backward
+
+
+def _backward(records, count, in_index, in_avals, out_index, cts_out) -> list:
+    cts = [None] * count
+    for k, ct in zip(out_index, cts_out):
+        if k is not None and ct is not None and type(ct) is not Zero:
+            prev = cts[k]
+            cts[k] = ct if prev is None else prev + ct
+    for rule, index, primals, ans, params, linear in reversed(records):
+        if rule is None:  # a fallback record: index is a list, ans the backward function
+            outs_ct = [Zero(a) if k is None or cts[k] is None else cts[k] for k, a in zip(index, primals)]
+            if all(type(c) is Zero for c in outs_ct):
+                continue
+            for k in index:
+                if k is not None:
+                    cts[k] = None
+            got = ans(outs_ct)
+            for (_, k), c in zip(linear, got):
+                if type(c) is not Zero:
+                    prev = cts[k]
+                    cts[k] = c if prev is None else prev + c
+            continue
+        ct = cts[index]
+        if ct is None:
+            continue
+        cts[index] = None  # free it as soon as it is used
+        which = tuple([i for i, _ in linear])
+        got = rule(ct, ans, primals, which, **params)
+        for i, k in linear:
+            c = got[i]
+            if c is not None and type(c) is not Zero:
+                prev = cts[k]
+                cts[k] = c if prev is None else prev + c
+    out = []
+    for k, aval in zip(in_index, in_avals):
+        ct = None if k is None else cts[k]
+        out.append(Zero(tangent_aval(aval)) if ct is None else ct)
+    return out
+
+
+# --- where a primitive's cotangent rule comes from -----------------------------------------
+
+vjp_rules: dict = {}  # Primitive -> hand-written NumPy cotangent rule
+_NO_TANGENT = object()  # marker: a zero-tangent primitive, computed but not recorded
+_derived: dict = {}  # Primitive -> derived rule (or None: use the fallback)
+
+
+def _rule_for(prim):
+    rule = vjp_rules.get(prim)
+    if rule is not None:
+        return rule
+    try:
+        return _derived[prim]
+    except KeyError:
+        rule = _derived[prim] = _derive(prim)
+        return rule
+
+
+def _derive(prim):
+    if prim in ad_util.zero_tangent_prims:
+        return _NO_TANGENT
+    partials = ad_util.jvp_partials.get(prim)
+    if prim.elementwise and partials is not None and not prim.multiple_results:
+        return _partials_rule(partials)
+    if (prim in ad_util.linear_prims or prim in _LINEAR) and not prim.multiple_results:
+        transpose = transpose_rules.get(prim)
+        if transpose is not None:
+            return _transpose_rule(transpose)
+    return None
+
+
+def _partials_rule(partials):
+    # Elementwise: d out[k] / d x_i[k] is a number, so the tangent map g -> partial(g)
+    # is a pointwise product and equals its own transpose.
+    def rule(ct, ans, primals, which, **params):
+        got = [None] * len(primals)
+        for i in which:
+            fn = partials[i]
+            if fn is not None:
+                got[i] = fn(ct, ans, *primals, **params)
+        return got
+
+    return rule
+
+
+def _transpose_rule(transpose):
+    def rule(ct, ans, primals, which, **params):
+        args = list(primals)
+        for i in which:
+            args[i] = UndefinedPrimal(get_aval_any(primals[i]))
+        return transpose(ct, *args, **params)
+
+    return rule
+
+
+# Linear in their float inputs jointly, but declared with their own JVP rules.
+_LINEAR = {_ix.gather_p, _ix.dynamic_slice_p, _ix.dynamic_update_slice_p}
+
+
+# --- hand-written NumPy rules ----------------------------------------------------------------
+# Each computes what the general path computes (the transpose of the JVP's linear part),
+# operation for operation, so results agree to the last bit in most cases.
+
+def _def(prim):
+    def register(rule):
+        vjp_rules[prim] = rule
+        return rule
+
+    return register
+
+
+@_def(_ew.add_p)
+def _add(ct, ans, p, which):
+    return [ct, ct]
+
+
+@_def(_ew.sub_p)
+def _sub(ct, ans, p, which):
+    return [ct, -ct if 1 in which else None]
+
+
+@_def(_ew.neg_p)
+def _neg(ct, ans, p, which):
+    return [-ct]
+
+
+@_def(_ew.mul_p)
+def _mul(ct, ans, p, which):
+    x, y = p
+    return [ct * y if 0 in which else None, x * ct if 1 in which else None]
+
+
+@_def(_ew.div_p)
+def _div(ct, ans, p, which):
+    x, y = p
+    return [ct / y if 0 in which else None, -ct / y * ans if 1 in which else None]
+
+
+@_def(_ew.max_p)
+def _max(ct, ans, p, which):
+    return _minmax(ct, p, which, np.greater)
+
+
+@_def(_ew.min_p)
+def _min(ct, ans, p, which):
+    return _minmax(ct, p, which, np.less)
+
+
+def _minmax(ct, p, which, better):
+    # All of ct to the winner, half each at ties (the JVP's convention).
+    x, y = p
+    tie = np.where(x == y, ct * 0.5, np.zeros_like(ct))
+    return [np.where(better(x, y), ct, tie) if 0 in which else None,
+            np.where(better(y, x), ct, tie) if 1 in which else None]
+
+
+@_def(_ew.exp_p)
+def _exp(ct, ans, p, which):
+    return [ct * ans]
+
+
+@_def(_ew.log_p)
+def _log(ct, ans, p, which):
+    return [ct / p[0]]
+
+
+@_def(_ew.tanh_p)
+def _tanh(ct, ans, p, which):
+    return [ct * (1 - ans * ans)]
+
+
+@_def(_ew.sin_p)
+def _sin(ct, ans, p, which):
+    return [ct * np.cos(p[0])]
+
+
+@_def(_ew.cos_p)
+def _cos(ct, ans, p, which):
+    return [ct * -np.sin(p[0])]
+
+
+@_def(_ew.sqrt_p)
+def _sqrt(ct, ans, p, which):
+    return [ct / (ans + ans)]
+
+
+@_def(_ew.integer_pow_p)
+def _integer_pow(ct, ans, p, which, *, y):
+    x = p[0]
+    if y == 0:
+        return [None]
+    if y == 2:
+        return [ct * (2.0 * x)]
+    return [ct * (float(y) * _ew._integer_pow_impl(x, y=y - 1))]
+
+
+@_def(_ew.select_n_p)
+def _select_n(ct, ans, p, which):
+    which_arr, *cases = p
+    zeros = np.zeros_like(ct)
+    got = [None] * len(p)
+    for i in which:
+        if i == 0:
+            raise TypeError("select_n: the predicate cannot be differentiated")
+        branches = [zeros] * len(cases)
+        branches[i - 1] = ct
+        got[i] = _ew._select_n_impl(which_arr, *branches)
+    return got
+
+
+@_def(_ew.convert_element_type_p)
+def _convert(ct, ans, p, which, *, new_dtype, weak_type=False):
+    x = p[0]
+    return [np.asarray(ct).astype(x.dtype) if x.dtype.kind == "f" else None]
+
+
+@_def(_dot.dot_general_p)
+def _dot_general(ct, ans, p, which, *, dimension_numbers):
+    x, y = p
+    (lc, rc), (lb, rb) = dimension_numbers
+    xnd, ynd = x.ndim, y.ndim
+    if not lb and 0 < xnd <= 2 and 0 < ynd <= 2 and lc == (xnd - 1,) and rc == (0,):
+        # x @ y for vectors and matrices (np.dot's cases): straight to BLAS.
+        ct = np.asarray(ct)
+        ct_x = ct_y = None
+        if 0 in which:
+            if ynd == 1:
+                ct_x = ct * y if xnd == 1 else np.multiply.outer(ct, y)
+            else:
+                ct_x = np.dot(ct, y.T)
+        if 1 in which:
+            if xnd == 1:
+                ct_y = ct * x if ynd == 1 else np.multiply.outer(x, ct)
+            else:
+                ct_y = np.dot(x.T, ct)
+        return [ct_x, ct_y]
+    got = [None, None]
+    if 0 in which:
+        got[0] = _dot_ct(ct, y, ((lc, rc), (lb, rb)), True, x.ndim)
+    if 1 in which:
+        got[1] = _dot_ct(ct, x, ((rc, lc), (rb, lb)), False, y.ndim)
+    return got
+
+
+def _dot_ct(ct, other, dimension_numbers, arg_is_lhs, arg_ndim):
+    # ``dot._dot_transpose_one`` on concrete values, calling the impls directly.
+    (a_con, o_con), (a_bat, o_bat) = dimension_numbers
+    a_kept = [d for d in range(arg_ndim) if d not in a_con and d not in a_bat]
+    o_kept = [d for d in range(other.ndim) if d not in o_con and d not in o_bat]
+    nb = len(a_bat)
+    if arg_is_lhs:
+        ct_other_kept = tuple(range(nb + len(a_kept), nb + len(a_kept) + len(o_kept)))
+    else:
+        ct_other_kept = tuple(range(nb, nb + len(o_kept)))
+    dims = ((ct_other_kept, tuple(o_kept)), (tuple(range(nb)), tuple(o_bat)))
+    res = _dot._dot_general_impl(np.asarray(ct), other, dimension_numbers=dims)
+    a_con_by_other = [a for _, a in sorted(zip(o_con, a_con))]
+    perm = list(a_bat) + a_kept + a_con_by_other
+    return np.transpose(res, _st._inverse_perm(perm))
+
+
+@_def(_st.broadcast_in_dim_p)
+def _broadcast_in_dim(ct, ans, p, which, *, shape, broadcast_dimensions):
+    in_shape = np.shape(p[0])
+    kept = set(broadcast_dimensions)
+    expanded = [d for i, d in enumerate(broadcast_dimensions) if in_shape[i] == 1 and shape[d] != 1]
+    summed = tuple(sorted([d for d in range(len(shape)) if d not in kept] + expanded))
+    ct = np.asarray(ct)
+    if summed:
+        ct = np.add.reduce(ct, axis=summed, dtype=ct.dtype)
+    return [ct.reshape(in_shape)]
+
+
+@_def(_st.reshape_p)
+def _reshape(ct, ans, p, which, *, new_sizes):
+    return [np.reshape(ct, np.shape(p[0]))]
+
+
+@_def(_st.transpose_p)
+def _transpose(ct, ans, p, which, *, permutation):
+    return [np.transpose(ct, _st._inverse_perm(permutation))]
+
+
+@_def(_red.reduce_sum_p)
+def _reduce_sum(ct, ans, p, which, *, axes):
+    shape = np.shape(p[0])
+    return [_st._broadcast_in_dim_impl(ct, shape=shape, broadcast_dimensions=_red._kept_dims(len(shape), axes))]
+
+
+def _chooser(ct, ans, p, which, *, axes):
+    # The JVP is the mean of the tangents where the extreme is attained, so the
+    # cotangent is shared equally among those positions.
+    x = p[0]
+    shape, kept = x.shape, _red._kept_dims(x.ndim, axes)
+    hit = (x == _st._broadcast_in_dim_impl(ans, shape=shape, broadcast_dimensions=kept)).astype(x.dtype)
+    count = np.add.reduce(hit, axis=tuple(axes), dtype=x.dtype) if axes else hit
+    share = _st._broadcast_in_dim_impl(np.asarray(ct / count), shape=shape, broadcast_dimensions=kept)
+    return [share * hit]
+
+
+vjp_rules[_red.reduce_max_p] = _chooser
+vjp_rules[_red.reduce_min_p] = _chooser
+
+
+@_def(_st.slice_p)
+def _slice(ct, ans, p, which, *, start_indices, limit_indices, strides=None):
+    x = p[0]
+    out = np.zeros(np.shape(x), np.asarray(ct).dtype)
+    strides = strides or (1,) * len(start_indices)
+    out[tuple(slice(s, lim, st) for s, lim, st in zip(start_indices, limit_indices, strides))] = ct
+    return [out]
+
+
+@_def(_st.concatenate_p)
+def _concatenate(ct, ans, p, which, *, dimension):
+    got, start = [None] * len(p), 0
+    index = [slice(None)] * np.ndim(ct)
+    for i, x in enumerate(p):
+        size = np.shape(x)[dimension]
+        if i in which:
+            index[dimension] = slice(start, start + size)
+            got[i] = ct[tuple(index)]
+        start += size
+    return got
+
+
+__all__ = ["eager_vjp_flat", "usable", "vjp_rules", "ENABLED"]
