@@ -40,6 +40,35 @@ def median_time(fn, *, repeat=15, min_time=0.05, clock=None) -> float:
     return statistics.median(samples)
 
 
+def interleaved_times(fns, *, rounds=11, min_time=0.05, clock=None):
+    """Time several contenders side by side: each round times every ``(name, fn)`` in
+    turn (``fn`` called enough times for ``min_time``), so load that comes and goes on a
+    shared machine hits all of them alike. Returns {name: [seconds per call, one per
+    round]}; take medians of the times, or of per-round ratios."""
+    clock = clock or time.thread_time
+    counts = {}
+    for name, fn in fns:
+        fn()  # warm up
+        n = 1
+        while True:
+            t0 = clock()
+            for _ in range(n):
+                fn()
+            if clock() - t0 >= min_time or n >= 1 << 20:
+                break
+            n *= 2
+        counts[name] = n
+    samples = {name: [] for name, _ in fns}
+    for _ in range(rounds):
+        for name, fn in fns:
+            n = counts[name]
+            t0 = clock()
+            for _ in range(n):
+                fn()
+            samples[name].append((clock() - t0) / n)
+    return samples
+
+
 def fmt(seconds: float) -> str:
     if seconds < 1e-3:
         return f"{seconds * 1e6:8.1f} us"

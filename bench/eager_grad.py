@@ -16,9 +16,10 @@ comparison.
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 
-from common import median_time, table  # first: it pins BLAS to one thread before NumPy loads
+from common import interleaved_times, table  # first: it pins BLAS to one thread before NumPy loads
 
 import numpy as np  # noqa: E402
 
@@ -72,28 +73,40 @@ def per_example_numpy(w, xs, ys):
     return [2.0 * (x @ w - y) * x for x, y in zip(xs, ys)]
 
 
+def _report(title, contenders, baseline):
+    """Interleaved timing of ``contenders`` [(name, fn)]; prints medians, ratios to the
+    baseline, and funcgrad / autograd as the median of per-round ratios."""
+    samples = interleaved_times(contenders)
+    table(title, [(name, statistics.median(ts)) for name, ts in samples.items()], baseline)
+    names = list(samples)
+    if len(names) == 3:  # baseline, funcgrad, autograd
+        ratios = [f / a for f, a in zip(samples[names[1]], samples[names[2]])]
+        print(f"  funcgrad / autograd (median of per-round ratios): {statistics.median(ratios):.2f}")
+
+
 def main():
-    rows = [("numpy hand-written", median_time(lambda: mlp_numpy_value_and_grad(PARAMS, X, Y)))]
     vg = fg.value_and_grad(lambda p: mlp_loss(fnp, p, X, Y))
     (l1, g1), (l2, g2) = vg(PARAMS), mlp_numpy_value_and_grad(PARAMS, X, Y)
     assert np.allclose(l1, l2) and all(np.allclose(a, b) for a, b in zip(g1, g2))
-    rows.append(("funcgrad value_and_grad (eager)", median_time(lambda: vg(PARAMS))))
+    contenders = [("numpy hand-written", lambda: mlp_numpy_value_and_grad(PARAMS, X, Y)),
+                  ("funcgrad value_and_grad (eager)", lambda: vg(PARAMS))]
     if autograd is not None:
         avg = autograd.value_and_grad(lambda p: mlp_loss(anp, p, X, Y))
-        rows.append(("autograd value_and_grad", median_time(lambda: avg(PARAMS))))
-    table("MLP 784-256-10 tanh, softmax CE, batch 128: value_and_grad", rows, "numpy hand-written")
+        contenders.append(("autograd value_and_grad", lambda: avg(PARAMS)))
+    _report("MLP 784-256-10 tanh, softmax CE, batch 128: value_and_grad", contenders, "numpy hand-written")
 
     xs, w = rng.normal(size=(1000, 100)), rng.normal(size=100)
     ys = xs @ rng.normal(size=100)
     loss = lambda np_: (lambda w, x, y: (x @ w - y) ** 2)  # noqa: E731
     g = fg.grad(loss(fnp))
     assert np.allclose(g(w, xs[0], ys[0]), per_example_numpy(w, xs[:1], ys[:1])[0])
-    rows = [("numpy loop, hand-written grad", median_time(lambda: per_example_numpy(w, xs, ys), repeat=7))]
-    rows.append(("funcgrad loop of grad (eager)", median_time(lambda: [g(w, x, y) for x, y in zip(xs, ys)], repeat=5)))
+    contenders = [("numpy loop, hand-written grad", lambda: per_example_numpy(w, xs, ys)),
+                  ("funcgrad loop of grad (eager)", lambda: [g(w, x, y) for x, y in zip(xs, ys)])]
     if autograd is not None:
         ag = autograd.grad(loss(anp))
-        rows.append(("autograd loop of grad", median_time(lambda: [ag(w, x, y) for x, y in zip(xs, ys)], repeat=5)))
-    table("Per-example gradients, linear regression 1000 x 100 (Python loop)", rows, "numpy loop, hand-written grad")
+        contenders.append(("autograd loop of grad", lambda: [ag(w, x, y) for x, y in zip(xs, ys)]))
+    _report("Per-example gradients, linear regression 1000 x 100 (Python loop)", contenders,
+            "numpy loop, hand-written grad")
 
 
 if __name__ == "__main__":

@@ -70,12 +70,10 @@ def linearize(fun, *primals):
     return pytree.tree_unflatten(out_tree[0], outs), f_jvp
 
 
-def _vjp_leaves(fun, p_leaves, p_tree, in_avals, has_aux, fname, eager_ok=False):
+def _vjp_leaves(fun, p_leaves, p_tree, in_avals, has_aux, fname):
     """Run ``fun`` (pytree in and out) at ``p_leaves`` recording its linearization.
     Returns (primal output leaves then aux leaves, [output treedef, aux treedef, number
-    of output leaves], output tangent avals, ``backward``). With ``eager_ok`` (the caller
-    runs ``backward`` right away, on concrete cotangents) and no transform active, the
-    eager tape records it instead (``eager_vjp.py``)."""
+    of output leaves], output tangent avals, ``backward``)."""
     trees = []
 
     def flat(*leaves):
@@ -94,10 +92,7 @@ def _vjp_leaves(fun, p_leaves, p_tree, in_avals, has_aux, fname, eager_ok=False)
         trees[:] = [out_tree, None, len(out_leaves)]
         return out_leaves
 
-    if eager_ok and eager_vjp.usable():
-        outs, out_avals, backward = eager_vjp.eager_vjp_flat(flat, p_leaves, in_avals)
-    else:
-        outs, out_avals, backward = vjp_flat(flat, p_leaves, in_avals)
+    outs, out_avals, backward = vjp_flat(flat, p_leaves, in_avals)
     return outs, trees, out_avals, backward
 
 
@@ -172,31 +167,41 @@ def value_and_grad(fun, argnums=0, has_aux=False):
             if not is_differentiable(aval):
                 _check_differentiable(args, nums)
 
-        def partial_f(*diff):
-            full = list(args)
-            for a, v in zip(nums, diff):
-                full[a] = v
-            return fun(*full, **kwargs)
+        if eager_vjp.usable():
+            out, aux, backward = eager_vjp.grad_call(fun, args, kwargs, nums, p_leaves, p_tree, in_avals, has_aux)
+            g_leaves = backward(np.array(1, _check_grad_output(out).dtype))
+        else:
+            def partial_f(*diff):
+                full = list(args)
+                for a, v in zip(nums, diff):
+                    full[a] = v
+                return fun(*full, **kwargs)
 
-        outs, (out_tree, aux_tree, n_out), out_avals, backward = _vjp_leaves(
-            partial_f, p_leaves, p_tree, in_avals, has_aux, "grad", eager_ok=True)
-        out = pytree.tree_unflatten(out_tree, outs[:n_out])
-        aval = get_aval_any(out) if not isinstance(out, (tuple, list, dict)) else None
-        if aval is None or aval.shape != () or aval.dtype.kind != "f":
-            shown = aval.str_short() if aval is not None else type(out).__name__
-            raise TypeError(
-                f"grad requires a real scalar output, but the function returned {shown}. Use "
-                "fg.jacrev / fg.vjp for non-scalar outputs (or sum the output)."
-            )
-        # The output is one real scalar: its cotangent is 1 (aux outputs get none).
-        cts = [np.array(1, aval.dtype)] + [Zero(a) for a in out_avals[n_out:]]
-        g = pytree.tree_unflatten(p_tree, [instantiate(c) for c in backward(cts)])
+            outs, (out_tree, aux_tree, n_out), out_avals, backward = _vjp_leaves(
+                partial_f, p_leaves, p_tree, in_avals, has_aux, "grad")
+            out = pytree.tree_unflatten(out_tree, outs[:n_out])
+            aux = pytree.tree_unflatten(aux_tree, outs[n_out:]) if has_aux else None
+            # The output is one real scalar: its cotangent is 1 (aux outputs get none).
+            aval = _check_grad_output(out)
+            g_leaves = backward([np.array(1, aval.dtype)] + [Zero(a) for a in out_avals[n_out:]])
+        g = pytree.tree_unflatten(p_tree, [instantiate(c) for c in g_leaves])
         g = g[0] if single else g
         if has_aux:
-            return (out, pytree.tree_unflatten(aux_tree, outs[n_out:])), g
+            return (out, aux), g
         return out, g
 
     return value_and_grad_f
+
+
+def _check_grad_output(out):
+    aval = get_aval_any(out) if not isinstance(out, (tuple, list, dict)) else None
+    if aval is None or aval.shape != () or aval.dtype.kind != "f":
+        shown = aval.str_short() if aval is not None else type(out).__name__
+        raise TypeError(
+            f"grad requires a real scalar output, but the function returned {shown}. Use "
+            "fg.jacrev / fg.vjp for non-scalar outputs (or sum the output)."
+        )
+    return aval
 
 
 def _check_differentiable(args, nums):

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.core import ad_util
+from funcgrad.core import ad_util, pytree
 from funcgrad.core.ad_util import UndefinedPrimal, Zero, tangent_aval
 from funcgrad.core.prims import dot as _dot
 from funcgrad.core.prims import elementwise as _ew
@@ -118,8 +118,8 @@ class EagerTape(Trace):
                 linear.append((i, a.index))
             elif type(a) in _PY_SCALARS:
                 primals[i] = np.asarray(a)
-        rule = _rule_for(prim)
-        if rule is None:
+        rule = _rules.get(prim) or _rule_for(prim)
+        if rule is _FALLBACK:
             return self._fallback(prim, primals, linear, params)
         ans = _eager_bind(prim, primals, params)
         if rule is _NO_TANGENT or ans.dtype.kind != "f":
@@ -156,40 +156,48 @@ class EagerTape(Trace):
         return results if prim.multiple_results else results[0]
 
 
-def eager_vjp_flat(f_flat, primals, in_avals):
-    """``ad.vjp_flat`` on the eager tape: (primal outputs, output tangent avals,
-    ``backward(cts_out) -> cts_in``). Only valid when ``usable()``."""
+def grad_call(fun, args, kwargs, nums, p_leaves, p_tree, in_avals, has_aux):
+    """The body of an eager ``value_and_grad`` call: runs ``fun`` with the leaves of the
+    arguments ``nums`` on the tape. Returns (output, aux, ``backward(ct) -> gradient
+    leaves``); the caller checks the output. Only valid when ``usable()``; every leaf in
+    ``p_leaves`` must be differentiable (the caller checked)."""
     records: list = []
     main = push_main(EagerTape, records)
     try:
         tape = main.trace()
         ins = []
-        for p, aval in zip(primals, in_avals):
+        for k, p in enumerate(p_leaves):
             if type(p) in _PY_SCALARS:
                 p = np.asarray(p)
-            if ad_util.is_differentiable(aval):
-                ins.append(EagerTracer(tape, p, tape.count))
-                tape.count += 1
-            else:
-                ins.append(p)
-        outs = f_flat(*ins)
-        primals_out, out_index = [], []
-        for o in outs:
-            if type(o) is EagerTracer and o._trace is tape:
-                primals_out.append(o.primal)
-                out_index.append(o.index)
-            else:  # a constant (an escaped tracer of another transform raises here)
-                o = full_raise(tape, o)
-                primals_out.append(o)
-                out_index.append(None)
+            ins.append(EagerTracer(tape, p, k))
+        tape.count = len(ins)
+        full = list(args)
+        for a, v in zip(nums, pytree.tree_unflatten(p_tree, ins)):
+            full[a] = v
+        out = fun(*full, **kwargs)
+        aux = None
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError("grad with has_aux=True: the function must return a pair (output, aux)")
+            out, aux = out
+            aux = pytree.tree_map(lambda v: _lower_output(tape, v)[0], aux)
+        out, out_index = _lower_output(tape, out)
     finally:
         pop_main(main)
-    in_index = [t.index if type(t) is EagerTracer else None for t in ins]
 
-    def backward(cts_out):
-        return _backward(records, tape.count, in_index, in_avals, out_index, cts_out)
+    def backward(ct):
+        return _backward(records, tape.count, range(len(ins)), in_avals, [out_index], [ct])
 
-    return primals_out, [tangent_aval(get_aval_any(p)) for p in primals_out], backward
+    return out, aux, backward
+
+
+def _lower_output(tape, o):
+    """(concrete value, tape index or None) of an output of the taped function."""
+    if type(o) is EagerTracer and o._trace is tape:
+        return o.primal, o.index
+    if isinstance(o, Tracer):
+        o = full_raise(tape, o)  # raises for an escaped tracer
+    return o, None
 
 
 def _backward(records, count, in_index, in_avals, out_index, cts_out) -> list:
@@ -234,18 +242,14 @@ def _backward(records, count, in_index, in_avals, out_index, cts_out) -> list:
 
 vjp_rules: dict = {}  # Primitive -> hand-written NumPy cotangent rule
 _NO_TANGENT = object()  # marker: a zero-tangent primitive, computed but not recorded
-_derived: dict = {}  # Primitive -> derived rule (or None: use the fallback)
+_FALLBACK = object()  # marker: no eager rule, use the general reverse mode
+_rules: dict = {}  # Primitive -> the rule in use (or a marker), filled on first use
 
 
 def _rule_for(prim):
-    rule = vjp_rules.get(prim)
-    if rule is not None:
-        return rule
-    try:
-        return _derived[prim]
-    except KeyError:
-        rule = _derived[prim] = _derive(prim)
-        return rule
+    rule = vjp_rules.get(prim) or _derive(prim) or _FALLBACK
+    _rules[prim] = rule
+    return rule
 
 
 def _derive(prim):
@@ -358,7 +362,13 @@ def _log(ct, ans, p, which):
 
 @_def(_ew.tanh_p)
 def _tanh(ct, ans, p, which):
-    return [ct * (1 - ans * ans)]
+    # ct * (1 - ans * ans), in one temporary (this is an MLP's largest elementwise op).
+    t = np.multiply(ans, ans)
+    if type(t) is not np.ndarray:  # 0-d: NumPy gave a scalar
+        return [ct * (1 - t)]
+    np.subtract(1, t, out=t)
+    np.multiply(ct, t, out=t)
+    return [t]
 
 
 @_def(_ew.sin_p)
@@ -516,4 +526,4 @@ def _concatenate(ct, ans, p, which, *, dimension):
     return got
 
 
-__all__ = ["eager_vjp_flat", "usable", "vjp_rules", "ENABLED"]
+__all__ = ["grad_call", "usable", "vjp_rules", "ENABLED"]
