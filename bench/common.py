@@ -15,6 +15,19 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 
+def _calls_for(fn, min_time, clock) -> int:
+    """After a warm-up call: how many calls of ``fn`` (a power of two) take ``min_time``."""
+    fn()
+    n = 1
+    while True:
+        t0 = clock()
+        for _ in range(n):
+            fn()
+        if clock() - t0 >= min_time or n >= 1 << 20:
+            return n
+        n *= 2
+
+
 def median_time(fn, *, repeat=15, min_time=0.05, clock=None) -> float:
     """Median seconds per call of ``fn()`` over ``repeat`` batches of at least ``min_time``.
 
@@ -22,15 +35,7 @@ def median_time(fn, *, repeat=15, min_time=0.05, clock=None) -> float:
     time) when a library computes on other threads (JAX does, even single-threaded).
     """
     clock = clock or time.thread_time
-    fn()  # warm up
-    n = 1
-    while True:
-        t0 = clock()
-        for _ in range(n):
-            fn()
-        if clock() - t0 >= min_time or n >= 1 << 20:
-            break
-        n *= 2
+    n = _calls_for(fn, min_time, clock)
     samples = []
     for _ in range(repeat):
         t0 = clock()
@@ -46,18 +51,7 @@ def interleaved_times(fns, *, rounds=11, min_time=0.05, clock=None):
     shared machine hits all of them alike. Returns {name: [seconds per call, one per
     round]}; take medians of the times, or of per-round ratios."""
     clock = clock or time.thread_time
-    counts = {}
-    for name, fn in fns:
-        fn()  # warm up
-        n = 1
-        while True:
-            t0 = clock()
-            for _ in range(n):
-                fn()
-            if clock() - t0 >= min_time or n >= 1 << 20:
-                break
-            n *= 2
-        counts[name] = n
+    counts = {name: _calls_for(fn, min_time, clock) for name, fn in fns}
     samples = {name: [] for name, _ in fns}
     for _ in range(rounds):
         for name, fn in fns:

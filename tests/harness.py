@@ -36,6 +36,16 @@ class OpRow:
         return self.name
 
 
+def grad_argnums(row: OpRow) -> tuple:
+    """The argument positions to differentiate: ``row.diff``, or the float arguments."""
+    if row.diff is not None:
+        return tuple(row.diff)
+    return tuple(
+        i for i, a in enumerate(row.args)
+        if isinstance(a, (float, np.floating)) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")
+    )
+
+
 def row(name, fun, ref, *args, **kw) -> OpRow:
     return OpRow(name, fun, ref, tuple(args), **kw)
 

@@ -17,6 +17,7 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.core.pytree import tree_flatten
 from funcgrad.transforms import eager_vjp
+from harness import grad_argnums
 from op_rows import all_rows
 
 ROWS = all_rows()
@@ -51,21 +52,12 @@ def assert_trees_close(a, b, rtol=1e-12, atol=1e-14):
         np.testing.assert_allclose(x, y, rtol=tol, atol=atol if x.dtype == np.float64 else 1e-6, equal_nan=True)
 
 
-def _float_args(row):
-    if row.diff is not None:
-        return tuple(row.diff)
-    return tuple(
-        i for i, a in enumerate(row.args)
-        if isinstance(a, (float, np.floating)) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")
-    )
-
-
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
 def test_row_gradient_matches_general_path(row):
     """A random projection of the row's float outputs, differentiated both ways. Rows
     kept from finite differences (kinks, ties, NaNs, infinities) are included: there the
     two paths must still agree on the conventions."""
-    argnums = _float_args(row)
+    argnums = grad_argnums(row)
     if not argnums:
         pytest.skip("no floating-point arguments")
     with warnings.catch_warnings():

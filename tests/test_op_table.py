@@ -6,7 +6,7 @@ import pytest
 
 import funcgrad as fg
 from funcgrad.core.pytree import tree_flatten, tree_unflatten
-from harness import assert_same
+from harness import assert_same, grad_argnums
 from op_rows import all_rows
 
 ROWS = all_rows()
@@ -34,15 +34,6 @@ def test_jaxpr_eval_matches_eager(row):
     assert_same(out, eager, row.rtol, row.atol, check_type=False, what="jaxpr eval")
 
 
-def _grad_argnums(row):
-    if row.diff is not None:
-        return tuple(row.diff)
-    return tuple(
-        i for i, a in enumerate(row.args)
-        if isinstance(a, (float, np.floating)) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")
-    )
-
-
 def _as_f64(a):
     # Finite differences need float64; float32 rows are checked at float64 precision.
     return np.asarray(a, np.float64) if np.asarray(a).dtype == np.float32 else a
@@ -51,7 +42,7 @@ def _as_f64(a):
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
 def test_grads_match_finite_differences(row):
     """jvp vs central differences and vjp vs jvp, to second order (check_grads)."""
-    argnums = _grad_argnums(row)
+    argnums = grad_argnums(row)
     if "no_grad" in row.tags:
         pytest.skip(row.tags["no_grad"])
     if not argnums:
