@@ -8,18 +8,20 @@
    grad calls, against the same loop with a hand-written gradient (autograd: ~57x).
 autograd is optional: it is measured when installed, skipped otherwise.
 
-The MLP rows are sensitive to glibc's heap trimming (freed large arrays go back to the
-OS and are page-faulted in again on the next call), which also depends on what ran
-before in the process; ``MALLOC_TRIM_THRESHOLD_=268435456`` takes that out of the
-comparison.
+Contenders are timed interleaved (round after round), so load that comes and goes on a
+shared machine hits them alike; funcgrad / autograd is a median of per-round ratios.
+The MLP is timed in one process per library (see ``main``): glibc's heap state, which
+decides how many page faults each call takes, depends on what else ran in the process.
 """
 from __future__ import annotations
 
+import json
 import os
 import statistics
+import subprocess
 import sys
 
-from common import interleaved_times, table  # first: it pins BLAS to one thread before NumPy loads
+from common import fmt, interleaved_times, table  # first: it pins BLAS to one thread before NumPy loads
 
 import numpy as np  # noqa: E402
 
@@ -73,10 +75,9 @@ def per_example_numpy(w, xs, ys):
     return [2.0 * (x @ w - y) * x for x, y in zip(xs, ys)]
 
 
-def _report(title, contenders, baseline):
-    """Interleaved timing of ``contenders`` [(name, fn)]; prints medians, ratios to the
+def _report(title, samples, baseline):
+    """Print medians of interleaved ``samples`` {name: [seconds per round]}, ratios to the
     baseline, and funcgrad / autograd as the median of per-round ratios."""
-    samples = interleaved_times(contenders)
     table(title, [(name, statistics.median(ts)) for name, ts in samples.items()], baseline)
     names = list(samples)
     if len(names) == 3:  # baseline, funcgrad, autograd
@@ -84,16 +85,45 @@ def _report(title, contenders, baseline):
         print(f"  funcgrad / autograd (median of per-round ratios): {statistics.median(ratios):.2f}")
 
 
+def _mlp_contender(lib):
+    if lib == "funcgrad":
+        vg = fg.value_and_grad(lambda p: mlp_loss(fnp, p, X, Y))
+        (l1, g1), (l2, g2) = vg(PARAMS), mlp_numpy_value_and_grad(PARAMS, X, Y)
+        assert np.allclose(l1, l2) and all(np.allclose(a, b) for a, b in zip(g1, g2))
+        return "funcgrad value_and_grad (eager)", lambda: vg(PARAMS)
+    avg = autograd.value_and_grad(lambda p: mlp_loss(anp, p, X, Y))
+    return "autograd value_and_grad", lambda: avg(PARAMS)
+
+
+def mlp_in_this_process(lib):
+    """Time one library's MLP against the NumPy baseline, interleaved; print the samples."""
+    samples = interleaved_times([("numpy hand-written", lambda: mlp_numpy_value_and_grad(PARAMS, X, Y)),
+                                 _mlp_contender(lib)])
+    print(json.dumps(samples))
+
+
 def main():
-    vg = fg.value_and_grad(lambda p: mlp_loss(fnp, p, X, Y))
-    (l1, g1), (l2, g2) = vg(PARAMS), mlp_numpy_value_and_grad(PARAMS, X, Y)
-    assert np.allclose(l1, l2) and all(np.allclose(a, b) for a, b in zip(g1, g2))
-    contenders = [("numpy hand-written", lambda: mlp_numpy_value_and_grad(PARAMS, X, Y)),
-                  ("funcgrad value_and_grad (eager)", lambda: vg(PARAMS))]
-    if autograd is not None:
-        avg = autograd.value_and_grad(lambda p: mlp_loss(anp, p, X, Y))
-        contenders.append(("autograd value_and_grad", lambda: avg(PARAMS)))
-    _report("MLP 784-256-10 tanh, softmax CE, batch 128: value_and_grad", contenders, "numpy hand-written")
+    # The MLP allocates ~0.25-1.6 MB arrays on every call. Which of them glibc serves
+    # from the heap or from fresh mmap pages, and whether it trims the heap between
+    # calls, depends on what earlier allocations set its thresholds to -- so one
+    # library's pattern changes the others' page faults (by up to 2x on autograd). Each
+    # library is therefore timed in a process of its own, against NumPy in that process;
+    # funcgrad / autograd is the ratio of those two ratios.
+    libs = ["funcgrad"] + (["autograd"] if autograd is not None else [])
+    runs = {}
+    for lib in libs:
+        out = subprocess.run([sys.executable, __file__, "--mlp", lib], check=True, capture_output=True, text=True)
+        runs[lib] = json.loads(out.stdout.strip().splitlines()[-1])
+    title = "MLP 784-256-10 tanh, softmax CE, batch 128: value_and_grad (one process per library)"
+    print(f"\n{title}")
+    rel = {}
+    for lib, samples in runs.items():
+        (base_name, base), (name, ts) = samples.items()
+        rel[lib] = statistics.median([t / b for t, b in zip(ts, base)])
+        print(f"  {base_name:34s} {fmt(statistics.median(base))}   (the {lib} process)")
+        print(f"  {name:34s} {fmt(statistics.median(ts))}   {rel[lib]:6.2f}x {base_name} (median of per-round ratios)")
+    if len(rel) == 2:
+        print(f"  funcgrad / autograd (ratio of the ratios): {rel['funcgrad'] / rel['autograd']:.2f}")
 
     xs, w = rng.normal(size=(1000, 100)), rng.normal(size=100)
     ys = xs @ rng.normal(size=100)
@@ -105,9 +135,12 @@ def main():
     if autograd is not None:
         ag = autograd.grad(loss(anp))
         contenders.append(("autograd loop of grad", lambda: [ag(w, x, y) for x, y in zip(xs, ys)]))
-    _report("Per-example gradients, linear regression 1000 x 100 (Python loop)", contenders,
-            "numpy loop, hand-written grad")
+    _report("Per-example gradients, linear regression 1000 x 100 (Python loop, one process)",
+            interleaved_times(contenders), "numpy loop, hand-written grad")
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--mlp"]:
+        mlp_in_this_process(sys.argv[2])
+    else:
+        main()

@@ -126,7 +126,12 @@ class EagerTape(Trace):
             return ans
         index = self.count
         self.count = index + 1
-        self.main.payload.append((rule, index, primals, ans, params, linear))
+        # Keep only the residuals the rule reads, so large intermediates are freed (and
+        # their memory reused) during the forward pass, as in hand-written NumPy.
+        keep_primals, keep_ans = rule.residuals
+        if keep_primals is not VALUES:
+            primals = [get_aval_any(x) for x in primals] if keep_primals is AVALS else None
+        self.main.payload.append((rule, index, primals, ans if keep_ans else None, params, linear))
         return EagerTracer(self, ans, index)
 
     def _fallback(self, prim, primals, linear, params):
@@ -184,9 +189,14 @@ def grad_call(fun, args, kwargs, nums, p_leaves, p_tree, in_avals, has_aux):
         out, out_index = _lower_output(tape, out)
     finally:
         pop_main(main)
+        # MainTrace and its Trace refer to each other: a cycle only the garbage collector
+        # frees. Unhook the records from it, so the residuals go as soon as ``backward``
+        # does (else every call's intermediates linger, and the heap grows and shrinks).
+        main.payload = None
+    count = tape.count
 
-    def backward(ct):
-        return _backward(records, tape.count, range(len(ins)), in_avals, [out_index], [ct])
+    def backward(ct):  # once only: it consumes the tape
+        return _backward(records, count, range(len(ins)), in_avals, [out_index], [ct])
 
     return out, aux, backward
 
@@ -201,12 +211,16 @@ def _lower_output(tape, o):
 
 
 def _backward(records, count, in_index, in_avals, out_index, cts_out) -> list:
+    """Walk the tape backwards, emptying it: each record's residuals are freed as soon
+    as its rule has run, so the cotangents reuse their memory (one use only)."""
     cts = [None] * count
     for k, ct in zip(out_index, cts_out):
         if k is not None and ct is not None and type(ct) is not Zero:
             prev = cts[k]
             cts[k] = ct if prev is None else prev + ct
-    for rule, index, primals, ans, params, linear in reversed(records):
+    pop = records.pop
+    while records:
+        rule, index, primals, ans, params, linear = pop()
         if rule is None:  # a fallback record: index is a list, ans the backward function
             outs_ct = [Zero(a) if k is None or cts[k] is None else cts[k] for k, a in zip(index, primals)]
             if all(type(c) is Zero for c in outs_ct):
@@ -241,6 +255,11 @@ def _backward(records, count, in_index, in_avals, out_index, cts_out) -> list:
 # --- where a primitive's cotangent rule comes from -----------------------------------------
 
 vjp_rules: dict = {}  # Primitive -> hand-written NumPy cotangent rule
+
+# What a rule reads of the primitive's inputs (``rule.residuals[0]``): their values,
+# only their avals (shape and dtype), or nothing; ``residuals[1]``: whether it reads the
+# output. The tape keeps just that.
+VALUES, AVALS, NOTHING = "values", "avals", "nothing"
 _NO_TANGENT = object()  # marker: a zero-tangent primitive, computed but not recorded
 _FALLBACK = object()  # marker: no eager rule, use the general reverse mode
 _rules: dict = {}  # Primitive -> the rule in use (or a marker), filled on first use
@@ -276,6 +295,7 @@ def _partials_rule(partials):
                 got[i] = fn(ct, ans, *primals, **params)
         return got
 
+    rule.residuals = (VALUES, True)
     return rule
 
 
@@ -286,6 +306,7 @@ def _transpose_rule(transpose):
             args[i] = UndefinedPrimal(get_aval_any(primals[i]))
         return transpose(ct, *args, **params)
 
+    rule.residuals = (VALUES, False)
     return rule
 
 
@@ -297,25 +318,28 @@ _LINEAR = {_ix.gather_p, _ix.dynamic_slice_p, _ix.dynamic_update_slice_p}
 # Each computes what the general path computes (the transpose of the JVP's linear part),
 # operation for operation, so results agree to the last bit in most cases.
 
-def _def(prim):
+def _def(prim, primals=VALUES, ans=False):
+    """Register a hand-written rule, with the residuals it reads (see ``VALUES``)."""
+
     def register(rule):
+        rule.residuals = (primals, ans)
         vjp_rules[prim] = rule
         return rule
 
     return register
 
 
-@_def(_ew.add_p)
+@_def(_ew.add_p, primals=NOTHING)
 def _add(ct, ans, p, which):
     return [ct, ct]
 
 
-@_def(_ew.sub_p)
+@_def(_ew.sub_p, primals=NOTHING)
 def _sub(ct, ans, p, which):
     return [ct, -ct if 1 in which else None]
 
 
-@_def(_ew.neg_p)
+@_def(_ew.neg_p, primals=NOTHING)
 def _neg(ct, ans, p, which):
     return [-ct]
 
@@ -326,7 +350,7 @@ def _mul(ct, ans, p, which):
     return [ct * y if 0 in which else None, x * ct if 1 in which else None]
 
 
-@_def(_ew.div_p)
+@_def(_ew.div_p, ans=True)
 def _div(ct, ans, p, which):
     x, y = p
     return [ct / y if 0 in which else None, -ct / y * ans if 1 in which else None]
@@ -350,7 +374,7 @@ def _minmax(ct, p, which, better):
             np.where(better(y, x), ct, tie) if 1 in which else None]
 
 
-@_def(_ew.exp_p)
+@_def(_ew.exp_p, primals=NOTHING, ans=True)
 def _exp(ct, ans, p, which):
     return [ct * ans]
 
@@ -360,7 +384,7 @@ def _log(ct, ans, p, which):
     return [ct / p[0]]
 
 
-@_def(_ew.tanh_p)
+@_def(_ew.tanh_p, primals=NOTHING, ans=True)
 def _tanh(ct, ans, p, which):
     # ct * (1 - ans * ans), in one temporary (this is an MLP's largest elementwise op).
     t = np.multiply(ans, ans)
@@ -381,7 +405,7 @@ def _cos(ct, ans, p, which):
     return [ct * -np.sin(p[0])]
 
 
-@_def(_ew.sqrt_p)
+@_def(_ew.sqrt_p, primals=NOTHING, ans=True)
 def _sqrt(ct, ans, p, which):
     return [ct / (ans + ans)]
 
@@ -410,7 +434,7 @@ def _select_n(ct, ans, p, which):
     return got
 
 
-@_def(_ew.convert_element_type_p)
+@_def(_ew.convert_element_type_p, primals=AVALS)
 def _convert(ct, ans, p, which, *, new_dtype, weak_type=False):
     x = p[0]
     return [np.asarray(ct).astype(x.dtype) if x.dtype.kind == "f" else None]
@@ -461,9 +485,9 @@ def _dot_ct(ct, other, dimension_numbers, arg_is_lhs, arg_ndim):
     return np.transpose(res, _st._inverse_perm(perm))
 
 
-@_def(_st.broadcast_in_dim_p)
+@_def(_st.broadcast_in_dim_p, primals=AVALS)
 def _broadcast_in_dim(ct, ans, p, which, *, shape, broadcast_dimensions):
-    in_shape = np.shape(p[0])
+    in_shape = p[0].shape
     kept = set(broadcast_dimensions)
     expanded = [d for i, d in enumerate(broadcast_dimensions) if in_shape[i] == 1 and shape[d] != 1]
     summed = tuple(sorted([d for d in range(len(shape)) if d not in kept] + expanded))
@@ -473,19 +497,19 @@ def _broadcast_in_dim(ct, ans, p, which, *, shape, broadcast_dimensions):
     return [ct.reshape(in_shape)]
 
 
-@_def(_st.reshape_p)
+@_def(_st.reshape_p, primals=AVALS)
 def _reshape(ct, ans, p, which, *, new_sizes):
-    return [np.reshape(ct, np.shape(p[0]))]
+    return [np.reshape(ct, p[0].shape)]
 
 
-@_def(_st.transpose_p)
+@_def(_st.transpose_p, primals=NOTHING)
 def _transpose(ct, ans, p, which, *, permutation):
     return [np.transpose(ct, _st._inverse_perm(permutation))]
 
 
-@_def(_red.reduce_sum_p)
+@_def(_red.reduce_sum_p, primals=AVALS)
 def _reduce_sum(ct, ans, p, which, *, axes):
-    shape = np.shape(p[0])
+    shape = p[0].shape
     return [_st._broadcast_in_dim_impl(ct, shape=shape, broadcast_dimensions=_red._kept_dims(len(shape), axes))]
 
 
@@ -500,25 +524,25 @@ def _chooser(ct, ans, p, which, *, axes):
     return [share * hit]
 
 
-vjp_rules[_red.reduce_max_p] = _chooser
-vjp_rules[_red.reduce_min_p] = _chooser
+_def(_red.reduce_max_p, ans=True)(_chooser)
+_def(_red.reduce_min_p, ans=True)(_chooser)
 
 
-@_def(_st.slice_p)
+@_def(_st.slice_p, primals=AVALS)
 def _slice(ct, ans, p, which, *, start_indices, limit_indices, strides=None):
     x = p[0]
-    out = np.zeros(np.shape(x), np.asarray(ct).dtype)
+    out = np.zeros(x.shape, np.asarray(ct).dtype)
     strides = strides or (1,) * len(start_indices)
     out[tuple(slice(s, lim, st) for s, lim, st in zip(start_indices, limit_indices, strides))] = ct
     return [out]
 
 
-@_def(_st.concatenate_p)
+@_def(_st.concatenate_p, primals=AVALS)
 def _concatenate(ct, ans, p, which, *, dimension):
     got, start = [None] * len(p), 0
     index = [slice(None)] * np.ndim(ct)
     for i, x in enumerate(p):
-        size = np.shape(x)[dimension]
+        size = x.shape[dimension]
         if i in which:
             index[dimension] = slice(start, start + size)
             got[i] = ct[tuple(index)]
