@@ -33,6 +33,9 @@ from typing import Callable
 class Primitive:
     # No __slots__: families attach metadata (e.g. ``kinds``) that tests and lowering read.
     elementwise = False  # set by defbatch_elementwise: output[i] depends on inputs[i] only
+    # Eagerly, Python-scalar operands reach ``impl`` as NumPy values, except for call
+    # primitives that run user code, which must see them as weakly typed Python scalars.
+    impl_takes_python_scalars = False
 
     def __init__(self, name: str, multiple_results: bool = False):
         self.name = name

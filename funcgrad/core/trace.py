@@ -335,7 +335,7 @@ def _eager_bind(prim: Primitive, args, params):
             if len(_eager_checked) > 50_000:
                 _eager_checked.clear()
             _eager_checked.add(key)
-    if scalars:  # impls only ever see NumPy values
+    if scalars and not prim.impl_takes_python_scalars:  # impls only ever see NumPy values
         args = [np.asarray(x) if type(x) in _PY_SCALARS else x for x in args]
     impl = impl_rules.get(prim)
     if impl is None:

@@ -251,10 +251,12 @@ class LinearTape(Trace):
         return LinearTracer(self, out_avals[0], first)
 
 
-def vjp_flat(f_flat, primals, in_avals=None):
+def vjp_flat(f_flat, primals, in_avals=None, report_nonzero=False):
     """Run ``f_flat`` at ``primals`` recording its linearization on a tape: returns
     (primal outputs, output tangent avals, ``backward(cts_out) -> cts_in``).
-    ``in_avals`` (the primals' avals) may be passed when the caller already has them."""
+    ``in_avals`` (the primals' avals) may be passed when the caller already has them.
+    With ``report_nonzero``, also a list saying which outputs depend on the inputs
+    (have a tangent that is not symbolically zero)."""
     if in_avals is None:
         in_avals = [get_aval_any(p) for p in primals]
     records: list = []
@@ -273,7 +275,11 @@ def vjp_flat(f_flat, primals, in_avals=None):
     def backward(cts_out):
         return tape_backward_pass(tape, records, tangent_in, tangents_out, cts_out)
 
-    return primals_out, [tangent_aval(get_aval_any(p)) for p in primals_out], backward
+    out_avals = [tangent_aval(get_aval_any(p)) for p in primals_out]
+    if report_nonzero:
+        nonzero = [type(t) is LinearTracer and t._trace is tape for t in tangents_out]
+        return primals_out, out_avals, backward, nonzero
+    return primals_out, out_avals, backward
 
 
 def tape_backward_pass(tape, records, tangent_in, tangents_out, cts_out) -> list:

@@ -29,6 +29,7 @@ from funcgrad.core.primitive import Primitive, allow_missing, jvp_rules, transpo
 from funcgrad.core.interpret import jaxpr_as_fun
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager
+from funcgrad.errors import UnexpectedTracerError
 from funcgrad.transforms.ad import jvp_flat, linearize_flat, backward_pass
 
 
@@ -51,6 +52,7 @@ def _call_impl(*args, fun, **_):
 
 def _call_primitive(name):
     prim = Primitive(name, multiple_results=True)
+    prim.impl_takes_python_scalars = True  # the user's function sees weak Python scalars
     prim.def_impl(_call_impl)
     prim.def_abstract_eval(_call_abstract_eval)
     allow_missing("transpose", prim, "not linear: its JVP produces a custom_lin, which is")
@@ -63,11 +65,29 @@ checkpoint_call_p = _call_primitive("checkpoint_call")
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
 
 
-def _bind_call(prim, fun_flat, args, **params):
+def _bind_call(prim, fun_flat, args, name, **params):
     """Apply a call primitive; eagerly (no transform, no tracers) just call the function."""
     if is_eager() and not any(isinstance(a, Tracer) for a in args):
         return fun_flat(*args)
-    return prim.bind(*args, fun=fun_flat, call_jaxpr=_stage(fun_flat, args), **params)
+    call_jaxpr = _stage(fun_flat, args)
+    _check_closure(prim, name, call_jaxpr.consts)
+    return prim.bind(*args, fun=fun_flat, call_jaxpr=call_jaxpr, **params)
+
+
+def _check_closure(prim, name, consts):
+    """A custom rule cannot see the derivative of a value its function closes over:
+    refuse such a closure rather than give a wrong derivative."""
+    from funcgrad.transforms.ad import JVPTracer
+    from funcgrad.transforms.eager_vjp import EagerTracer
+
+    for c in consts:
+        if isinstance(c, (JVPTracer, EagerTracer)):
+            kind = "custom_jvp" if prim is custom_jvp_call_p else "custom_vjp"
+            raise UnexpectedTracerError(
+                f"{kind} function {name} closes over a value that is being differentiated "
+                f"({c.aval.str_short()}); its custom rule cannot account for that value's "
+                "derivative. Pass the value to the function as an argument instead."
+            )
 
 
 # --- custom_lin: a linear map given by a forward function and its transpose ---------------
@@ -203,7 +223,7 @@ class custom_jvp:
             out_tree[:] = [tree]
             return out_leaves, [_match_dtype(t, o) for t, o in zip(t_leaves, out_leaves)]
 
-        outs = _bind_call(custom_jvp_call_p, fun_flat, leaves, jvp=jvp_flat_rule)
+        outs = _bind_call(custom_jvp_call_p, fun_flat, leaves, self.__name__, jvp=jvp_flat_rule)
         return pytree.tree_unflatten(out_tree[0], outs)
 
 
@@ -308,7 +328,7 @@ class custom_vjp:
                 raise TypeError(f"custom_vjp bwd of {self.__name__}: returned structure {ct_tree}, expected {in_tree} (the arguments' structure)")
             return [_match_dtype(c, x) for c, x in zip(ct_leaves, leaves)]
 
-        outs = _bind_call(custom_vjp_call_p, fun_flat, leaves, fwd=fwd_flat, bwd=bwd_flat)
+        outs = _bind_call(custom_vjp_call_p, fun_flat, leaves, self.__name__, fwd=fwd_flat, bwd=bwd_flat)
         return pytree.tree_unflatten(out_tree[0], outs)
 
 

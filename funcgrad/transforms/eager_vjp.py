@@ -112,18 +112,24 @@ class EagerTape(Trace):
     def process_primitive(self, prim, args, params):
         primals = list(args)
         linear = []
+        scalars = False
         for i, a in enumerate(args):
             if type(a) is EagerTracer:  # bind checked it is alive, so it is ours
                 primals[i] = a.primal
                 linear.append((i, a.index))
             elif type(a) in _PY_SCALARS:
-                primals[i] = np.asarray(a)
+                scalars = True
         rule = _rules.get(prim) or _rule_for(prim)
-        if rule is _FALLBACK:
+        if rule is _FALLBACK:  # (Python scalars stay weakly typed for its JVP rule)
             return self._fallback(prim, primals, linear, params)
+        if scalars:  # the rules read NumPy values
+            primals = [np.asarray(x) if type(x) in _PY_SCALARS else x for x in primals]
         ans = _eager_bind(prim, primals, params)
         if rule is _NO_TANGENT or ans.dtype.kind != "f":
             return ans
+        zero_if = rule.zero_if
+        if zero_if is not None and zero_if([i for i, _ in linear], params):
+            return ans  # no traced operand has a tangent here: a constant, like the general path
         index = self.count
         self.count = index + 1
         # Keep only the residuals the rule reads, so large intermediates are freed (and
@@ -147,10 +153,10 @@ class EagerTape(Trace):
             out = prim.bind(*args, **params)
             return out if prim.multiple_results else [out]
 
-        outs, out_avals, backward = vjp_flat(one_prim, [primals[i] for i in positions])
+        outs, out_avals, backward, nonzero = vjp_flat(one_prim, [primals[i] for i in positions], report_nonzero=True)
         indices, results = [], []
-        for o, aval in zip(outs, out_avals):
-            if ad_util.is_differentiable(aval):
+        for o, aval, nz in zip(outs, out_avals, nonzero):
+            if nz:
                 indices.append(self.count)
                 results.append(EagerTracer(self, o, self.count))
                 self.count += 1
@@ -172,8 +178,8 @@ def grad_call(fun, args, kwargs, nums, p_leaves, p_tree, in_avals, has_aux):
         tape = main.trace()
         ins = []
         for k, p in enumerate(p_leaves):
-            if type(p) in _PY_SCALARS:
-                p = np.asarray(p)
+            if type(p) is not np.ndarray and (type(p) in _PY_SCALARS or isinstance(p, np.ndarray)):
+                p = np.asarray(p)  # Python scalars; ndarray subclasses (np.matrix) as plain arrays
             ins.append(EagerTracer(tape, p, k))
         tape.count = len(ins)
         full = list(args)
@@ -185,7 +191,7 @@ def grad_call(fun, args, kwargs, nums, p_leaves, p_tree, in_avals, has_aux):
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError("grad with has_aux=True: the function must return a pair (output, aux)")
             out, aux = out
-            aux = pytree.tree_map(lambda v: _lower_output(tape, v)[0], aux)
+            aux = pytree.tree_map(lambda v: _lower_output(tape, v, is_leaf=True)[0], aux)
         out, out_index = _lower_output(tape, out)
     finally:
         pop_main(main)
@@ -201,12 +207,15 @@ def grad_call(fun, args, kwargs, nums, p_leaves, p_tree, in_avals, has_aux):
     return out, aux, backward
 
 
-def _lower_output(tape, o):
-    """(concrete value, tape index or None) of an output of the taped function."""
+def _lower_output(tape, o, is_leaf=False):
+    """(concrete value, tape index or None) of an output of the taped function. A pytree
+    leaf (``is_leaf``) that is not a value raises the general path's TypeError."""
     if type(o) is EagerTracer and o._trace is tape:
         return o.primal, o.index
     if isinstance(o, Tracer):
         o = full_raise(tape, o)  # raises for an escaped tracer
+    elif is_leaf:
+        get_aval_any(o)
     return o, None
 
 
@@ -296,6 +305,10 @@ def _partials_rule(partials):
         return got
 
     rule.residuals = (VALUES, True)
+    if any(fn is None for fn in partials):  # e.g. copysign's sign operand
+        rule.zero_if = lambda which, params: all(partials[i] is None for i in which)
+    else:
+        rule.zero_if = None
     return rule
 
 
@@ -307,6 +320,7 @@ def _transpose_rule(transpose):
         return transpose(ct, *args, **params)
 
     rule.residuals = (VALUES, False)
+    rule.zero_if = None
     return rule
 
 
@@ -318,11 +332,13 @@ _LINEAR = {_ix.gather_p, _ix.dynamic_slice_p, _ix.dynamic_update_slice_p}
 # Each computes what the general path computes (the transpose of the JVP's linear part),
 # operation for operation, so results agree to the last bit in most cases.
 
-def _def(prim, primals=VALUES, ans=False):
-    """Register a hand-written rule, with the residuals it reads (see ``VALUES``)."""
+def _def(prim, primals=VALUES, ans=False, zero_if=None):
+    """Register a hand-written rule, with the residuals it reads (see ``VALUES``) and
+    ``zero_if(which, params)``: true when the output has no tangent (see ``_rule_for``)."""
 
     def register(rule):
         rule.residuals = (primals, ans)
+        rule.zero_if = zero_if
         vjp_rules[prim] = rule
         return rule
 
@@ -370,8 +386,11 @@ def _minmax(ct, p, which, better):
     # All of ct to the winner, half each at ties (the JVP's convention).
     x, y = p
     tie = np.where(x == y, ct * 0.5, np.zeros_like(ct))
-    return [np.where(better(x, y), ct, tie) if 0 in which else None,
-            np.where(better(y, x), ct, tie) if 1 in which else None]
+    got = [np.where(better(x, y), ct, tie) if 0 in which else None,
+           np.where(better(y, x), ct, tie) if 1 in which else None]
+    if tie.ndim == 0:  # np.where gives 0-d arrays; the general path NumPy scalars
+        got = [None if g is None else g[()] for g in got]
+    return got
 
 
 @_def(_ew.exp_p, primals=NOTHING, ans=True)
@@ -410,7 +429,7 @@ def _sqrt(ct, ans, p, which):
     return [ct / (ans + ans)]
 
 
-@_def(_ew.integer_pow_p)
+@_def(_ew.integer_pow_p, zero_if=lambda which, params: params["y"] == 0)
 def _integer_pow(ct, ans, p, which, *, y):
     x = p[0]
     if y == 0:
@@ -510,6 +529,8 @@ def _transpose(ct, ans, p, which, *, permutation):
 @_def(_red.reduce_sum_p, primals=AVALS)
 def _reduce_sum(ct, ans, p, which, *, axes):
     shape = p[0].shape
+    if not axes:
+        return [ct]
     return [_st._broadcast_in_dim_impl(ct, shape=shape, broadcast_dimensions=_red._kept_dims(len(shape), axes))]
 
 

@@ -233,16 +233,19 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
 
 
 def _pad_transpose(ct, x, padding_value, *, padding_config):
-    ct_x = ct_pv = None
-    if is_undefined(x):
-        # Undo low/high padding (pad by their negatives), then drop interior padding.
-        unpadded = lax.pad(ct, np.zeros((), x.aval.dtype), [(-lo, -hi, 0) for lo, hi, _ in padding_config])
+    # The cotangent at the operand's positions: undo low/high padding (pad by their
+    # negatives), then drop interior padding. The padding value gets all the rest.
+    ct_at_x = None
+    if is_undefined(x) or is_undefined(padding_value):
+        dtype = get_aval_any(ct).dtype
+        unpadded = lax.pad(ct, np.zeros((), dtype), [(-lo, -hi, 0) for lo, hi, _ in padding_config])
         strides = [it + 1 for _, _, it in padding_config]
-        ct_x = lax.slice(unpadded, [0] * len(padding_config), get_aval_any(unpadded).shape, strides)
+        ct_at_x = lax.slice(unpadded, [0] * len(padding_config), get_aval_any(unpadded).shape, strides)
+    ct_pv = None
     if is_undefined(padding_value):
-        total = lax.reduce_sum(ct, range(len(padding_config)))
-        ct_pv = lax.sub(total, lax.reduce_sum(ct_x, range(len(padding_config)))) if ct_x is not None else total
-    return [ct_x, ct_pv]
+        axes = range(len(padding_config))
+        ct_pv = lax.sub(lax.reduce_sum(ct, axes), lax.reduce_sum(ct_at_x, axes))
+    return [ct_at_x if is_undefined(x) else None, ct_pv]
 
 
 deflinear(pad_p, _pad_transpose)
