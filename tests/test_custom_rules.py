@@ -143,3 +143,49 @@ def test_checkpoint_saves_only_inputs_as_residuals():
     _, lin = linearize_flat(lambda x: [fnp.sum(fg.checkpoint(block)(x))], [X])
     resid = [c for c in lin.consts if np.ndim(c) > 0]
     assert len(resid) == 1 and resid[0] is X
+
+
+# --- closures: constants are fine, traced values are refused with a clear error --------------
+
+def _closing_over(kind, c):
+    if kind == "custom_jvp":
+        @fg.custom_jvp
+        def f(y):
+            return fnp.sin(y) * c
+
+        f.defjvp(lambda p, t: (f(p[0]), t[0] * fnp.cos(p[0]) * c))
+    else:
+        @fg.custom_vjp
+        def f(y):
+            return fnp.sin(y) * c
+
+        f.defvjp(lambda y: (f(y), y), lambda y, g: (g * fnp.cos(y) * c,))
+    return f
+
+
+@pytest.mark.parametrize("kind", ["custom_jvp", "custom_vjp"])
+def test_closure_over_a_constant_works_everywhere(kind):
+    f = _closing_over(kind, np.float64(3.0))
+    x = np.array([0.2, 0.9])
+    expected = 3.0 * np.cos(x)
+    np.testing.assert_allclose(fg.grad(lambda x: fnp.sum(f(x)))(x), expected, rtol=1e-14)
+    np.testing.assert_allclose(fg.jit(fg.grad(lambda x: fnp.sum(f(x))))(x), expected, rtol=1e-14)
+    np.testing.assert_allclose(fg.vmap(fg.grad(lambda v: f(v)))(x), expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["custom_jvp", "custom_vjp"])
+@pytest.mark.parametrize("where", ["grad", "jit", "vmap", "scan_body"])
+def test_closure_over_a_traced_value_is_refused_clearly(kind, where):
+    from funcgrad import lax
+
+    def h(x):
+        return _closing_over(kind, x)(x * 2.0)
+
+    runs = {
+        "grad": lambda: fg.grad(h)(0.7),
+        "jit": lambda: fg.jit(h)(0.7),
+        "vmap": lambda: fg.vmap(h)(np.array([0.1, 0.2])),
+        "scan_body": lambda: lax.scan(lambda c, x: (c + 1.0, _closing_over(kind, c)(x)), 1.0, np.arange(3.0)),
+    }
+    with pytest.raises(fg.errors.UnexpectedTracerError, match=f"{kind} function f closes over a value"):
+        runs[where]()

@@ -15,8 +15,9 @@ type checking and later lowering):
   the backward pass instead of storing them.
 
 ``custom_lin(*nonlin, *tangents)`` is linear in ``tangents``; ``jvp_fn`` computes it
-forwards, ``bwd_fn`` gives its transpose. Restriction (as in JAX): the functions must
-not close over traced values; pass them as arguments.
+forwards, ``bwd_fn`` gives its transpose. Restriction: the functions must not close over
+traced values (constants are fine); pass them as arguments. A closure over a traced
+value raises ``UnexpectedTracerError`` naming the function (``_check_closure``).
 """
 from __future__ import annotations
 
@@ -75,19 +76,24 @@ def _bind_call(prim, fun_flat, args, name, **params):
 
 
 def _check_closure(prim, name, consts):
-    """A custom rule cannot see the derivative of a value its function closes over:
-    refuse such a closure rather than give a wrong derivative."""
+    """Refuse a function that closes over a traced value (documented restriction): a
+    custom rule cannot see the derivative of a value being differentiated, and a value
+    traced by jit/vmap/make_jaxpr or a control-flow body would be stale by the time the
+    staged call runs. Either way the fix is to pass the value as an argument."""
     from funcgrad.transforms.ad import JVPTracer
     from funcgrad.transforms.eager_vjp import EagerTracer
 
     for c in consts:
-        if isinstance(c, (JVPTracer, EagerTracer)):
-            kind = "custom_jvp" if prim is custom_jvp_call_p else "custom_vjp"
-            raise UnexpectedTracerError(
-                f"{kind} function {name} closes over a value that is being differentiated "
-                f"({c.aval.str_short()}); its custom rule cannot account for that value's "
-                "derivative. Pass the value to the function as an argument instead."
-            )
+        if not isinstance(c, Tracer):
+            continue
+        kind = "custom_jvp" if prim is custom_jvp_call_p else "custom_vjp"
+        what = ("a value that is being differentiated" if isinstance(c, (JVPTracer, EagerTracer))
+                else f"a value traced by an enclosing transform ({type(c._trace).__name__})")
+        raise UnexpectedTracerError(
+            f"{kind} function {name} closes over {what}: {c.aval.str_short()}. Its custom "
+            "rule cannot account for such a value; pass it to the function as an argument "
+            "instead."
+        )
 
 
 # --- custom_lin: a linear map given by a forward function and its transpose ---------------
