@@ -36,13 +36,7 @@ from funcgrad.transforms import eager_vjp
 
 # --- helpers -------------------------------------------------------------------------------
 
-@contextlib.contextmanager
-def general_path():
-    eager_vjp.ENABLED = False
-    try:
-        yield
-    finally:
-        eager_vjp.ENABLED = True
+general_path = eager_vjp.disabled  # grad on the general reverse mode
 
 
 @pytest.fixture(autouse=True)

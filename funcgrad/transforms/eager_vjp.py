@@ -39,6 +39,8 @@ ordinary primitives on concrete values.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from funcgrad.core import ad_util, pytree
@@ -65,6 +67,18 @@ from funcgrad.core.trace import (
 ENABLED = True
 
 _PY_SCALARS = (bool, int, float)
+
+
+@contextlib.contextmanager
+def disabled():
+    """Within this block ``grad`` takes the general reverse mode (tests compare the two;
+    also a debugging aid)."""
+    global ENABLED
+    prev, ENABLED = ENABLED, False
+    try:
+        yield
+    finally:
+        ENABLED = prev
 
 
 def usable() -> bool:
@@ -571,4 +585,4 @@ def _concatenate(ct, ans, p, which, *, dimension):
     return got
 
 
-__all__ = ["grad_call", "usable", "vjp_rules", "ENABLED"]
+__all__ = ["grad_call", "usable", "disabled", "vjp_rules", "ENABLED"]
