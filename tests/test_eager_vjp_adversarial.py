@@ -13,7 +13,6 @@ documented limitation (README, Semantics): a NumPy array mutated in place after 
 traced operation has used it may change the gradient, because residuals are held by
 reference (as in autograd), not copied.
 """
-import collections
 import contextlib
 import functools
 import random
