@@ -174,18 +174,39 @@ def test_closure_over_a_constant_works_everywhere(kind):
 
 
 @pytest.mark.parametrize("kind", ["custom_jvp", "custom_vjp"])
-@pytest.mark.parametrize("where", ["grad", "jit", "vmap", "scan_body"])
-def test_closure_over_a_traced_value_is_refused_clearly(kind, where):
+def test_closure_over_values_of_an_enclosing_transform(kind):
+    """Closing over a value traced by jit / vmap / make_jaxpr / a loop body works (the
+    function is closure-converted), and so do derivatives taken inside that transform."""
     from funcgrad import lax
 
-    def h(x):
-        return _closing_over(kind, x)(x * 2.0)
+    h = lambda x, c: _closing_over(kind, c)(x)  # noqa: E731
+    x, c, xs = np.array([0.3, 0.7]), np.array([2.0, 3.0]), np.arange(3.0)
+    np.testing.assert_allclose(fg.jit(h)(x, c), np.sin(x) * c, rtol=1e-14)
+    np.testing.assert_allclose(fg.vmap(h)(x, c), np.sin(x) * c, rtol=1e-14)
+    closed = fg.make_jaxpr(h)(x, c)
+    np.testing.assert_allclose(fg.eval_closed_jaxpr(closed, x, c)[0], np.sin(x) * c, rtol=1e-14)
+    ys = lax.scan(lambda cc, v: (cc + 1.0, _closing_over(kind, cc)(v)), 1.0, xs)[1]
+    np.testing.assert_allclose(ys, np.sin(xs) * np.arange(1.0, 4.0), rtol=1e-14)
+    g = fg.grad(lambda x, c: fnp.sum(h(x, c)))
+    np.testing.assert_allclose(fg.jit(g)(x, c), np.cos(x) * c, rtol=1e-14)
+    np.testing.assert_allclose(fg.vmap(fg.grad(h))(x, c), np.cos(x) * c, rtol=1e-14)
 
+
+@pytest.mark.parametrize("kind", ["custom_jvp", "custom_vjp"])
+@pytest.mark.parametrize("where", ["grad", "grad_of_jit", "grad_of_scan"])
+def test_closures_that_cannot_work_raise_clearly(kind, where):
+    """Closing over the value being differentiated, or differentiating from outside a
+    jit / loop whose values the rule closes over: a clear UnexpectedTracerError."""
+    from funcgrad import lax
+
+    h = lambda x, c: _closing_over(kind, c)(x)  # noqa: E731
+    x, c = np.array([0.3, 0.7]), np.array([2.0, 3.0])
     runs = {
-        "grad": lambda: fg.grad(h)(0.7),
-        "jit": lambda: fg.jit(h)(0.7),
-        "vmap": lambda: fg.vmap(h)(np.array([0.1, 0.2])),
-        "scan_body": lambda: lax.scan(lambda c, x: (c + 1.0, _closing_over(kind, c)(x)), 1.0, np.arange(3.0)),
+        "grad": (lambda: fg.grad(lambda x: fnp.sum(h(x * 2.0, x)))(x), "closes over a value that is being differentiated"),
+        "grad_of_jit": (lambda: fg.grad(lambda x: fnp.sum(fg.jit(h)(x, c)))(x), "transform that has finished"),
+        "grad_of_scan": (lambda: fg.grad(lambda xs: fnp.sum(
+            lax.scan(lambda cc, v: (cc + 1.0, _closing_over(kind, cc)(v)), 1.0, xs)[1]))(x), "transform that has finished"),
     }
-    with pytest.raises(fg.errors.UnexpectedTracerError, match=f"{kind} function f closes over a value"):
-        runs[where]()
+    run, message = runs[where]
+    with pytest.raises(fg.errors.UnexpectedTracerError, match=message):
+        run()

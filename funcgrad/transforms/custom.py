@@ -15,16 +15,22 @@ type checking and later lowering):
   the backward pass instead of storing them.
 
 ``custom_lin(*nonlin, *tangents)`` is linear in ``tangents``; ``jvp_fn`` computes it
-forwards, ``bwd_fn`` gives its transpose. Restriction: the functions must not close over
-traced values (constants are fine); pass them as arguments. A closure over a traced
-value raises ``UnexpectedTracerError`` naming the function (``_check_closure``).
+forwards, ``bwd_fn`` gives its transpose. The functions may close over constants and
+over values traced by an enclosing jit/vmap/make_jaxpr or control-flow body (they are
+closure-converted into operands, ``_bind_call``; if those operands turn out to be
+differentiated, their share of the derivative comes from the function's definition). A
+function closing over a value being differentiated right now is refused with an
+``UnexpectedTracerError`` naming it: its rule, a Python closure too, would mix that
+value's derivative into the tangents. The rules run when the call is differentiated,
+so closures over a jit/loop body's values work for derivatives taken inside that body
+(``jit(grad(f))``), not from outside it (``grad(jit(f))``: a clear error).
 """
 from __future__ import annotations
 
 import functools
 
 from funcgrad.core import pytree
-from funcgrad.core.ad_util import Zero, instantiate, is_undefined, tangent_aval
+from funcgrad.core.ad_util import Zero, add_tangents, instantiate, is_undefined, tangent_aval
 from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.core.primitive import Primitive, allow_missing, jvp_rules, transpose_rules
 from funcgrad.core.interpret import jaxpr_as_fun
@@ -67,33 +73,73 @@ custom_lin_p = Primitive("custom_lin", multiple_results=True)
 
 
 def _bind_call(prim, fun_flat, args, name, **params):
-    """Apply a call primitive; eagerly (no transform, no tracers) just call the function."""
+    """Apply a call primitive; eagerly (no transform, no tracers) just call the function.
+
+    Staged, the function may close over values traced by an enclosing transform (jit,
+    vmap, make_jaxpr, a control-flow body): those would be stale by the time the staged
+    call runs, so the function is *closure-converted* -- staged now, with the traced
+    values it reads as leading operands (``num_consts`` of them) that transforms treat
+    like any operand. The rules stay Python functions, called by the JVP rule with the
+    arguments only (see ``_call_rule``).
+    """
     if is_eager() and not any(isinstance(a, Tracer) for a in args):
         return fun_flat(*args)
     call_jaxpr = _stage(fun_flat, args)
-    _check_closure(prim, name, call_jaxpr.consts)
-    return prim.bind(*args, fun=fun_flat, call_jaxpr=call_jaxpr, **params)
+    if not _closes_over_tracers(prim, name, call_jaxpr.consts):
+        return prim.bind(*args, fun=fun_flat, call_jaxpr=call_jaxpr, num_consts=0, **params)
+    (hoisted,), consts = hoist_consts([(call_jaxpr.jaxpr, call_jaxpr.consts)])
+    body = jaxpr_as_fun(hoisted)
+    body.__name__ = name
+    return prim.bind(*consts, *args, fun=body, call_jaxpr=hoisted, num_consts=len(consts), **params)
 
 
-def _check_closure(prim, name, consts):
-    """Refuse a function that closes over a traced value (documented restriction): a
-    custom rule cannot see the derivative of a value being differentiated, and a value
-    traced by jit/vmap/make_jaxpr or a control-flow body would be stale by the time the
-    staged call runs. Either way the fix is to pass the value as an argument."""
+def _call_rule(prim, fun, rule, *args):
+    """Call a user rule. If it closes over a value traced by a transform that has
+    finished (the rule runs when the staged call is differentiated, which can be after
+    its enclosing jit/scan body was traced), say so plainly."""
+    try:
+        return rule(*args)
+    except UnexpectedTracerError as e:
+        kind = "custom_jvp" if prim is custom_jvp_call_p else "custom_vjp"
+        raise UnexpectedTracerError(
+            f"the rule of {kind} function {getattr(fun, '__name__', 'fun')} closes over a value "
+            "traced by a transform that has finished (e.g. the body of a jit or a loop, being "
+            "differentiated from outside). Pass that value to the function as an argument."
+        ) from e
+
+
+def _closes_over_tracers(prim, name, consts) -> bool:
+    """Whether a staged custom function reads traced values (they are closure-converted).
+    A value being differentiated is refused: the custom rule cannot see its derivative."""
     from funcgrad.transforms.ad import JVPTracer
     from funcgrad.transforms.eager_vjp import EagerTracer
 
+    found = False
     for c in consts:
-        if not isinstance(c, Tracer):
-            continue
-        kind = "custom_jvp" if prim is custom_jvp_call_p else "custom_vjp"
-        what = ("a value that is being differentiated" if isinstance(c, (JVPTracer, EagerTracer))
-                else f"a value traced by an enclosing transform ({type(c._trace).__name__})")
-        raise UnexpectedTracerError(
-            f"{kind} function {name} closes over {what}: {c.aval.str_short()}. Its custom "
-            "rule cannot account for such a value; pass it to the function as an argument "
-            "instead."
-        )
+        if isinstance(c, (JVPTracer, EagerTracer)):
+            raise _closure_error(prim, name, c.aval)
+        found = found or isinstance(c, Tracer)
+    return found
+
+
+def _closure_error(prim, name, aval):
+    kind = "custom_jvp" if prim is custom_jvp_call_p else "custom_vjp"
+    return UnexpectedTracerError(
+        f"{kind} function {name} closes over a value that is being differentiated "
+        f"({aval.str_short()}): its custom rule cannot account for that value's derivative. "
+        "Pass it to the function as an argument instead."
+    )
+
+
+def _with_closure_tangents(fun, primals, tangents, num_consts, t_out):
+    """Add the tangent the closure-converted operands contribute (through the function's
+    own definition: the user's rule only covers the arguments). Usually there is none:
+    they are values of an enclosing jit/vmap/loop body that is not being differentiated."""
+    if all(type(t) is Zero for t in tangents[:num_consts]):
+        return list(t_out)
+    zeros = [Zero(tangent_aval(a)) for a in _avals(primals[num_consts:])]
+    _, extra = jvp_flat(fun, list(primals), list(tangents[:num_consts]) + zeros)
+    return [add_tangents(a, b) for a, b in zip(t_out, extra)]
 
 
 # --- custom_lin: a linear map given by a forward function and its transpose ---------------
@@ -151,10 +197,12 @@ def _jvp_of(fun):
 
 # --- custom_jvp ---------------------------------------------------------------------------
 
-def _custom_jvp_call_jvp(primals, tangents, *, fun, call_jaxpr, jvp):
-    tangents = [instantiate(t) for t in tangents]
-    out, t_out = jvp(list(primals), tangents)
-    return list(out), list(t_out)
+def _custom_jvp_call_jvp(primals, tangents, *, fun, call_jaxpr, jvp, num_consts):
+    # Closure-converted operands come first; the rule (which reads them through its own
+    # closure) takes the arguments only.
+    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
+    out, t_out = _call_rule(custom_jvp_call_p, fun, jvp, list(primals[num_consts:]), arg_tangents)
+    return list(out), _with_closure_tangents(fun, primals, tangents, num_consts, t_out)
 
 
 jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
@@ -255,26 +303,28 @@ def _merge(static, dyn, nondiff):
 
 # --- custom_vjp ---------------------------------------------------------------------------
 
-def _custom_vjp_call_jvp(primals, tangents, *, fun, call_jaxpr, fwd, bwd):
-    out, res = fwd(list(primals))
-    n_res = len(res)
+def _custom_vjp_call_jvp(primals, tangents, *, fun, call_jaxpr, fwd, bwd, num_consts):
+    # Closure-converted operands come first; fwd/bwd (which read them through their own
+    # closures) see the arguments only.
+    out, res = _call_rule(custom_vjp_call_p, fun, fwd, list(primals[num_consts:]))
 
     def bwd_fn(nonlin, cts):
-        return bwd(nonlin[len(primals):], cts)
+        return _call_rule(custom_vjp_call_p, fun, bwd, nonlin[len(primals):], cts)
 
-    lin_tangents = _emit_lin(list(primals) + list(res), list(tangents), _forward_through_primal(fun, len(primals)), bwd_fn,
+    lin_tangents = _emit_lin(list(primals) + list(res), list(tangents[num_consts:]),
+                             _forward_through_primal(fun, len(primals), num_consts), bwd_fn,
                              [tangent_aval(a) for a in _avals(out)])
-    del n_res
-    return list(out), lin_tangents
+    return list(out), _with_closure_tangents(fun, primals, tangents, num_consts, lin_tangents)
 
 
-def _forward_through_primal(fun, num_primals):
+def _forward_through_primal(fun, num_primals, num_consts=0):
     """Forward mode through a custom_vjp function: differentiate its primal definition
-    (the residuals are constants to it)."""
+    (the residuals, and closure-converted operands, are constants to it)."""
     inner = _jvp_of(fun)
 
     def jvp_fn(nonlin, tangents):
-        return inner(nonlin[:num_primals], tangents)
+        zeros = [Zero(tangent_aval(a)) for a in _avals(nonlin[:num_consts])]
+        return inner(nonlin[:num_primals], zeros + list(tangents))
 
     jvp_fn.__name__ = inner.__name__
     return jvp_fn
@@ -433,16 +483,16 @@ def _front(args, bdims):
     return [bdim_at(x, d, size, 0) for x, d in zip(args, bdims)], size
 
 
-def _custom_jvp_call_batch(args, bdims, *, fun, call_jaxpr, jvp):
+def _custom_jvp_call_batch(args, bdims, *, fun, call_jaxpr, jvp, num_consts):
     args, size = _front(args, bdims)
     bfun = _batched(fun, size)
-    n = len(args)
-    bjvp = _batched_pair(jvp, n, size)
-    outs = custom_jvp_call_p.bind(*args, fun=bfun, call_jaxpr=_stage(bfun, args), jvp=lambda p, t: bjvp(p, t))
+    bjvp = _batched_pair(jvp, len(args) - num_consts, size)  # (the rule takes the arguments only)
+    outs = custom_jvp_call_p.bind(*args, fun=bfun, call_jaxpr=_stage(bfun, args), jvp=lambda p, t: bjvp(p, t),
+                                  num_consts=num_consts)
     return outs, [0] * len(outs)
 
 
-def _custom_vjp_call_batch(args, bdims, *, fun, call_jaxpr, fwd, bwd):
+def _custom_vjp_call_batch(args, bdims, *, fun, call_jaxpr, fwd, bwd, num_consts):
     args, size = _front(args, bdims)
     bfun = _batched(fun, size)
     split = []
@@ -461,7 +511,8 @@ def _custom_vjp_call_batch(args, bdims, *, fun, call_jaxpr, fwd, bwd):
     def bbwd(res, cts):
         return _batched_pair(lambda r, c: (bwd(r, c), []), len(res), size)(res, cts)[0]
 
-    outs = custom_vjp_call_p.bind(*args, fun=bfun, call_jaxpr=_stage(bfun, args), fwd=bfwd, bwd=bbwd)
+    outs = custom_vjp_call_p.bind(*args, fun=bfun, call_jaxpr=_stage(bfun, args), fwd=bfwd, bwd=bbwd,
+                                  num_consts=num_consts)
     return outs, [0] * len(outs)
 
 
