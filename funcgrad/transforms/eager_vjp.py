@@ -30,7 +30,8 @@ Where the cotangent rule comes from, in order:
    primitive works here exactly as it does under ``vjp``.
 
 Correctness is pinned by ``tests/test_eager_vjp.py``, which runs every op-table row
-through both paths and compares values and dtypes.
+through both paths and compares values and dtypes, and by the reviewer-written
+``tests/test_eager_vjp_adversarial.py``.
 
 Outer transforms are not supported *by design*: the rules use NumPy directly, so they are
 not differentiable or batchable. ``grad(grad(f))`` still works: the inner ``grad`` sees an
