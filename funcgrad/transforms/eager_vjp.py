@@ -504,19 +504,8 @@ def _dot_general(ct, ans, p, which, *, dimension_numbers):
 
 def _dot_ct(ct, other, dimension_numbers, arg_is_lhs, arg_ndim):
     # ``dot._dot_transpose_one`` on concrete values, calling the impls directly.
-    (a_con, o_con), (a_bat, o_bat) = dimension_numbers
-    a_kept = [d for d in range(arg_ndim) if d not in a_con and d not in a_bat]
-    o_kept = [d for d in range(other.ndim) if d not in o_con and d not in o_bat]
-    nb = len(a_bat)
-    if arg_is_lhs:
-        ct_other_kept = tuple(range(nb + len(a_kept), nb + len(a_kept) + len(o_kept)))
-    else:
-        ct_other_kept = tuple(range(nb, nb + len(o_kept)))
-    dims = ((ct_other_kept, tuple(o_kept)), (tuple(range(nb)), tuple(o_bat)))
-    res = _dot._dot_general_impl(np.asarray(ct), other, dimension_numbers=dims)
-    a_con_by_other = [a for _, a in sorted(zip(o_con, a_con))]
-    perm = list(a_bat) + a_kept + a_con_by_other
-    return np.transpose(res, _st._inverse_perm(perm))
+    dims, perm = _dot._dot_transpose_dims(other.ndim, dimension_numbers, arg_is_lhs, arg_ndim)
+    return np.transpose(_dot._dot_general_impl(np.asarray(ct), other, dimension_numbers=dims), perm)
 
 
 @_def(_st.broadcast_in_dim_p, primals=AVALS)

@@ -78,16 +78,17 @@ def _dot_general_abstract_eval(x, y, *, dimension_numbers):
     return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
 
 
-def _dot_transpose_one(ct, other, dimension_numbers, ct_is_lhs_of_ans: bool, arg_ndim: int):
-    """Cotangent of one operand ("arg") of dot_general given the other operand.
+def _dot_transpose_dims(o_ndim, dimension_numbers, ct_is_lhs_of_ans: bool, arg_ndim: int):
+    """How to get the cotangent of one operand ("arg") of dot_general from ``ct`` and
+    the other operand: ``transpose(dot_general(ct, other, dims), perm)``.
 
     ans dims are [batch, lhs kept, rhs kept]. The cotangent of arg contracts ``ct``'s
     dims of the *other* operand's kept dims with ``other``, giving dims
     [batch, arg kept, arg contract (ordered like other's contract dims)], which are then
-    permuted back to arg's own order.
+    permuted back to arg's own order. (Shared with the eager tape, which applies it to
+    NumPy values directly.)
     """
     (a_con, o_con), (a_bat, o_bat) = dimension_numbers
-    o_ndim = _ndim(other)
     a_kept = [d for d in range(arg_ndim) if d not in a_con and d not in a_bat]
     o_kept = [d for d in range(o_ndim) if d not in o_con and d not in o_bat]
     nb = len(a_bat)
@@ -96,12 +97,17 @@ def _dot_transpose_one(ct, other, dimension_numbers, ct_is_lhs_of_ans: bool, arg
     else:  # arg is rhs: ans = [batch, other kept, arg kept]
         ct_other_kept = list(range(nb, nb + len(o_kept)))
     dims = ((tuple(ct_other_kept), tuple(o_kept)), (tuple(range(nb)), tuple(o_bat)))
-    res = lax.dot_general(ct, other, dims)
     # res dims: batch, ct's remaining dims (= arg kept, in order), other's free dims
     # (= other's contract dims, ascending) which pair with arg's contract dims.
     a_con_by_other = [a for _, a in sorted(zip(o_con, a_con))]
     perm = list(a_bat) + a_kept + a_con_by_other
-    return lax.transpose(res, tuple(sorted(range(len(perm)), key=perm.__getitem__)))
+    return dims, tuple(sorted(range(len(perm)), key=perm.__getitem__))
+
+
+def _dot_transpose_one(ct, other, dimension_numbers, ct_is_lhs_of_ans: bool, arg_ndim: int):
+    """Cotangent of one operand of dot_general given the other (``_dot_transpose_dims``)."""
+    dims, perm = _dot_transpose_dims(_ndim(other), dimension_numbers, ct_is_lhs_of_ans, arg_ndim)
+    return lax.transpose(lax.dot_general(ct, other, dims), perm)
 
 
 def _ndim(x):
