@@ -119,3 +119,21 @@ def assert_same(got, expected, rtol=None, atol=0.0, check_type=True, what="value
             np.testing.assert_array_equal(g_arr, e_arr, err_msg=where)
         else:
             np.testing.assert_allclose(g_arr, e_arr, rtol=tol, atol=atol, equal_nan=True, err_msg=where)
+
+
+def compiled_and_evaluated(fun, *args):
+    """(compiled outputs, evaluated outputs) of ``make_jaxpr(fun)`` on ``args``: the
+    lowering tests compare the two. The program must compile (no interpreter fallback)."""
+    import warnings
+
+    import funcgrad as fg
+    from funcgrad.core.pytree import tree_flatten
+    from funcgrad.lowering import Executable, compile_jaxpr
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        closed = fg.make_jaxpr(fun)(*args)
+        exe = compile_jaxpr(closed)
+        assert isinstance(exe, Executable)
+        leaves, _ = tree_flatten(args)
+        return exe(*leaves), fg.eval_closed_jaxpr(closed, *leaves)

@@ -3,30 +3,20 @@ while, fori/scan, reverse mode through while loops (while_tape / tape_apply, the
 run-time tape) and vmap'd loops. Compiled results are compared with the evaluator on
 the same jaxpr, and every program here must compile natively (no interpreter
 fallback)."""
-import warnings
-
 import numpy as np
 import pytest
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.core.pytree import tree_flatten
-from funcgrad.lowering import Executable, compile_jaxpr
+from harness import compiled_and_evaluated
 
 RNG = np.random.default_rng(1)
 
 
 def check(f, *args, rtol=1e-13, atol=0.0):
     """compile(make_jaxpr(f)) on args equals eval of the same jaxpr; returns the flat outputs."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        closed = fg.make_jaxpr(f)(*args)
-        exe = compile_jaxpr(closed)
-        assert isinstance(exe, Executable)
-        leaves, _ = tree_flatten(args)
-        got = exe(*leaves)
-        want = fg.eval_closed_jaxpr(closed, *leaves)
+    got, want = compiled_and_evaluated(f, *args)
     assert len(got) == len(want)
     for g, w in zip(got, want):
         w = np.asarray(w)

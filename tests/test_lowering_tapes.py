@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import warnings
 
 import numpy as np
 import pytest
@@ -24,8 +23,9 @@ from funcgrad import lax
 from funcgrad.core.avals import ShapedArray, TapeAval
 from funcgrad.core.pytree import tree_flatten
 from funcgrad.errors import LoweringError
-from funcgrad.lowering import Executable, compile_jaxpr
+from funcgrad.lowering import compile_jaxpr
 from funcgrad.transforms import control_flow as cf
+from harness import compiled_and_evaluated
 
 from test_control_flow import nested_loops
 
@@ -62,13 +62,7 @@ def fd_derivative(f, x, eps=1e-6):
 
 def check_compiled(fun, *args, rtol=1e-12, atol=0.0):
     """compile(make_jaxpr(fun)) equals the evaluator on the same jaxpr."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        closed = fg.make_jaxpr(fun)(*args)
-        exe = compile_jaxpr(closed)
-        assert isinstance(exe, Executable)
-        got = exe(*args)
-        want = fg.eval_closed_jaxpr(closed, *args)
+    got, want = compiled_and_evaluated(fun, *args)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, np.asarray(w), rtol=rtol, atol=atol)
     return got
