@@ -107,7 +107,7 @@ def test_nested_jit_is_inlined_when_compiled():
     inner = fg.jit(lambda x: fnp.sin(x) * 2.0)
     outer = fg.jit(lambda x: inner(x) + inner(x * 3.0))
     np.testing.assert_allclose(outer(X), np.sin(X) * 2 + np.sin(3 * X) * 2, rtol=1e-15)
-    from funcgrad.transforms.jit import inline_calls
+    from funcgrad.lowering.inline import inline_calls
 
     closed = fg.make_jaxpr(lambda x: inner(x) + 1.0)(X)
     assert "jit_call" in str(closed) and "jit_call" not in str(inline_calls(closed))

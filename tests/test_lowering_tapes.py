@@ -20,11 +20,13 @@ import pytest
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.core.avals import ShapedArray, TapeAval
+from funcgrad.core.avals import ShapedArray
+from funcgrad.core.prims.control_flow import cond_p, scan_p
 from funcgrad.core.pytree import tree_flatten
 from funcgrad.errors import LoweringError
 from funcgrad.lowering import compile_jaxpr
-from funcgrad.transforms import control_flow as cf
+from funcgrad.tapes import TapeAval, tape_apply_p, tape_empty_p, tape_split_p, tape_zip_p, while_tape_p
+from funcgrad.transforms.jaxpr_ad import closed_jaxpr
 from harness import compiled_and_evaluated
 
 from test_control_flow import nested_loops
@@ -301,9 +303,9 @@ F64, I64 = ShapedArray((), np.float64), ShapedArray((), np.int64)
 
 def _record(x, n, res_fn, res_avals):
     """A while_tape running n steps of x -> 1.1 x + 0.1, recording res_fn(x) per step."""
-    body = cf._closed(lambda x, k: [x * 1.1 + 0.1, k + np.int64(1)] + list(res_fn(x)), [F64, I64])
-    cond = cf._closed(lambda n, x, k: [k < n], [I64, F64, I64])
-    x_out, _, tape = cf.while_tape_p.bind(n, x, np.int64(0), cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=1,
+    body = closed_jaxpr(lambda x, k: [x * 1.1 + 0.1, k + np.int64(1)] + list(res_fn(x)), [F64, I64])
+    cond = closed_jaxpr(lambda n, x, k: [k < n], [I64, F64, I64])
+    x_out, _, tape = while_tape_p.bind(n, x, np.int64(0), cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=1,
                                           body_nconsts=0, tape_aval=TapeAval(res_avals))
     return x_out, tape
 
@@ -311,8 +313,8 @@ def _record(x, n, res_fn, res_avals):
 def _fold(tape, res_avals, fn, reverse=False, consts=()):
     """tape_apply with carry acc -> fn(acc, *residuals, *consts) (consts: f64[] values)."""
     nr = len(res_avals)
-    body = cf._closed(lambda *xs: [fn(xs[-1], *xs[:nr], *xs[nr:-1])], list(res_avals) + [F64] * (len(consts) + 1))
-    (out,) = cf.tape_apply_p.bind(tape, *consts, np.float64(0.0), body=body, num_consts=len(consts),
+    body = closed_jaxpr(lambda *xs: [fn(xs[-1], *xs[:nr], *xs[nr:-1])], list(res_avals) + [F64] * (len(consts) + 1))
+    (out,) = tape_apply_p.bind(tape, *consts, np.float64(0.0), body=body, num_consts=len(consts),
                                   reverse=reverse, linear=(False,) * (len(consts) + 1))
     return out
 
@@ -329,9 +331,9 @@ def test_zip_of_tapes_from_different_loops_copies_records(n):
     def f(x, n):
         _, t1 = _two_field_tape(x, n)
         _, t2 = _record(x * 0.5, n, lambda x: [fnp.stack([x, -x, x * x])], [V3])
-        a, b = cf.tape_split_p.bind(t1, n=1)  # views of t1
-        z = cf.tape_zip_p.bind(b, t2)  # different buffers: a copy
-        back = cf.tape_zip_p.bind(a, b)  # halves of one buffer: a view again
+        a, b = tape_split_p.bind(t1, n=1)  # views of t1
+        z = tape_zip_p.bind(b, t2)  # different buffers: a copy
+        back = tape_zip_p.bind(a, b)  # halves of one buffer: a view again
         s1 = _fold(z, [V2, V3], lambda acc, u, v: acc * 0.9 + fnp.sum(u) * fnp.sum(v * v), reverse=True)
         s2 = _fold(back, [F64, V2], lambda acc, p, u: acc + p * fnp.sum(u))
         return s1, s2
@@ -342,29 +344,29 @@ def test_zip_of_tapes_from_different_loops_copies_records(n):
 def test_tapes_through_cond_and_scan_operands_and_outputs():
     def f(x, n, idx):
         _, t = _two_field_tape(x, n)
-        a, b = cf.tape_split_p.bind(t, n=1)
+        a, b = tape_split_p.bind(t, n=1)
         # a cond returning its tape operand (a copy), a view, or an empty tape
-        br0 = cf._closed(lambda tt, y: [tt, y * 2.0], [TapeAval([F64, V2]), F64])
-        br1 = cf._closed(lambda tt, y: [cf.tape_zip_p.bind(*cf.tape_split_p.bind(tt, n=1)), y], [TapeAval([F64, V2]), F64])
-        br2 = cf._closed(lambda tt, y: [cf.tape_empty_p.bind(aval=TapeAval([F64, V2])), y + 1.0], [TapeAval([F64, V2]), F64])
-        tc, y = cf.cond_p.bind(idx, t, x, branches=(br0, br1, br2))
+        br0 = closed_jaxpr(lambda tt, y: [tt, y * 2.0], [TapeAval([F64, V2]), F64])
+        br1 = closed_jaxpr(lambda tt, y: [tape_zip_p.bind(*tape_split_p.bind(tt, n=1)), y], [TapeAval([F64, V2]), F64])
+        br2 = closed_jaxpr(lambda tt, y: [tape_empty_p.bind(aval=TapeAval([F64, V2])), y + 1.0], [TapeAval([F64, V2]), F64])
+        tc, y = cond_p.bind(idx, t, x, branches=(br0, br1, br2))
         s = _fold(tc, [F64, V2], lambda acc, p, u: acc + p * u[1])
 
         # a scan whose body reads an outer tape (a const) and stacks views of tapes it makes
         def body(tt, m, c, xi):
             _, inner = _two_field_tape(c + xi, m)
-            ai, _ = cf.tape_split_p.bind(inner, n=1)
+            ai, _ = tape_split_p.bind(inner, n=1)
             return [c + _fold(tt, [V2], lambda acc, u, w: acc + u[0] * w, consts=(xi,)), ai]
 
-        sb = cf._closed(body, [TapeAval([V2]), I64, F64, F64])
-        c, stack = cf.scan_p.bind(b, n, x, np.array([0.1, 0.2, 0.3]), jaxpr=sb, num_consts=2, num_carry=1, length=3,
+        sb = closed_jaxpr(body, [TapeAval([V2]), I64, F64, F64])
+        c, stack = scan_p.bind(b, n, x, np.array([0.1, 0.2, 0.3]), jaxpr=sb, num_consts=2, num_carry=1, length=3,
                                   reverse=False, linear=(False,) * 4)
 
         def read(c, tt):
             return [_fold(tt, [F64], lambda acc, p: acc + p) + c * 0.5]
 
-        rb = cf._closed(lambda c, tt: read(c, tt) + [c], [F64, TapeAval([F64])])
-        r, _ = cf.scan_p.bind(c, stack, jaxpr=rb, num_consts=0, num_carry=1, length=3, reverse=True,
+        rb = closed_jaxpr(lambda c, tt: read(c, tt) + [c], [F64, TapeAval([F64])])
+        r, _ = scan_p.bind(c, stack, jaxpr=rb, num_consts=0, num_carry=1, length=3, reverse=True,
                               linear=(False, False))
         return s, y, c, r
 
@@ -376,8 +378,8 @@ def test_tapes_through_cond_and_scan_operands_and_outputs():
 def test_tape_as_a_loop_carry_is_not_lowered_and_jit_falls_back():
     def f(x, n):
         _, t = _two_field_tape(x, n)
-        body = cf._closed(lambda tt, c, xi: [tt, c + xi], [TapeAval([F64, V2]), F64, F64])
-        tt, c = cf.scan_p.bind(t, x, np.array([1.0, 2.0]), jaxpr=body, num_consts=0, num_carry=2, length=2,
+        body = closed_jaxpr(lambda tt, c, xi: [tt, c + xi], [TapeAval([F64, V2]), F64, F64])
+        tt, c = scan_p.bind(t, x, np.array([1.0, 2.0]), jaxpr=body, num_consts=0, num_carry=2, length=2,
                                reverse=False, linear=(False, False, False))
         return c + _fold(tt, [F64, V2], lambda acc, p, u: acc + p)
 
@@ -578,40 +580,40 @@ def test_jit_vmap_of_grad_of_grad_cond_with_loop_per_lane():
 
 def _scan_tapes(tapes, consts, carry, fn, res_avals_list, carry_avals, reverse=False, ys_aval=None):
     from funcgrad.core.trace import get_aval_any
-    from funcgrad.transforms.tape_scan import tape_scan
+    from funcgrad.tapes import tape_scan
     const_avals = [get_aval_any(c).strip_weak_type() for c in consts]
-    body = cf._closed(fn, [a for r in res_avals_list for a in r] + const_avals + list(carry_avals))
+    body = closed_jaxpr(fn, [a for r in res_avals_list for a in r] + const_avals + list(carry_avals))
     return tape_scan(tapes, consts, carry, body, reverse=reverse, linear=(False,) * (len(tapes) + len(consts) + len(carry)),
                      ys_aval=ys_aval)
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 40])
 def test_tape_scan_with_zero_tapes_and_views(n):
-    from funcgrad.transforms.tape_scan import tape_zeros_p
+    from funcgrad.tapes import tape_zeros_p
 
     def f(x, n, idx):
         _, t = _two_field_tape(x, n)  # tape[f64, f64[2]]
-        a, b = cf.tape_split_p.bind(t, n=1)
+        a, b = tape_split_p.bind(t, n=1)
         z = tape_zeros_p.bind(aval=TapeAval([V3]))
-        za, zb = cf.tape_split_p.bind(tape_zeros_p.bind(aval=TapeAval([F64, V2])), n=1)
+        za, zb = tape_split_p.bind(tape_zeros_p.bind(aval=TapeAval([F64, V2])), n=1)
         # forwards: a real view, a zero tape, the other half of a zero tape; ys with 2 fields
         c, ys = _scan_tapes([a, z, zb], [x], [np.float64(0.0)],
                             lambda p, w, u, x, acc: [acc * 0.5 + p * x + fnp.sum(w) + fnp.sum(u), fnp.stack([p, acc]), acc + 1.0],
                             [[F64], [V3], [V2]], [F64], ys_aval=TapeAval([V2, F64]))
         # backwards over the ys tape zipped with a zero tape (a copy that fills zeros)
-        zz = cf.tape_zip_p.bind(ys, tape_zeros_p.bind(aval=TapeAval([F64])))
+        zz = tape_zip_p.bind(ys, tape_zeros_p.bind(aval=TapeAval([F64])))
         (r,) = _scan_tapes([zz, b], [], [np.float64(1.0)], lambda u, q, o, v, acc: [acc * 0.9 + u[0] - q + o + v[1]],
                            [[V2, F64, F64], [V2]], [F64], reverse=True)
         # only zero tapes: no records
         (e, ye) = _scan_tapes([za], [], [x], lambda p, acc: [acc + p + 1.0, acc], [[F64]], [F64], ys_aval=TapeAval([F64]))
         s = _fold(ye, [F64], lambda acc, p: acc + p + 1.0)
         # a cond choosing (at run time) between a real tape and a zero tape; then zipped and scanned
-        br0 = cf._closed(lambda tt: [tt], [TapeAval([V2])])
-        br1 = cf._closed(lambda tt: [tape_zeros_p.bind(aval=TapeAval([V2]))], [TapeAval([V2])])
-        (tc,) = cf.cond_p.bind(idx, b, branches=(br0, br1))
+        br0 = closed_jaxpr(lambda tt: [tt], [TapeAval([V2])])
+        br1 = closed_jaxpr(lambda tt: [tape_zeros_p.bind(aval=TapeAval([V2]))], [TapeAval([V2])])
+        (tc,) = cond_p.bind(idx, b, branches=(br0, br1))
         (w,) = _scan_tapes([tc, a], [], [np.float64(0.0)], lambda v, p, acc: [acc + fnp.sum(v) * p + p],
                            [[V2], [F64]], [F64])
-        zc = cf.tape_zip_p.bind(tc, tape_zeros_p.bind(aval=TapeAval([F64])))  # zero when tc is
+        zc = tape_zip_p.bind(tc, tape_zeros_p.bind(aval=TapeAval([F64])))  # zero when tc is
         (w2,) = _scan_tapes([zc], [], [np.float64(0.0)], lambda v, p, acc: [acc + fnp.sum(v) + p + 1.0],
                             [[V2, F64]], [F64])
         return c, r, e, s, w, w2
@@ -624,16 +626,16 @@ def test_tape_scan_with_zero_tapes_and_views(n):
 def test_tape_scan_ys_records_hold_tapes_and_zero_stacks():
     # tape_broadcast of a tape whose records hold tapes: the ys records get inner tapes
     # made by the body (moved into the record), possibly zero tapes, or stacks of them
-    from funcgrad.transforms.tape_scan import tape_zeros_p
+    from funcgrad.tapes import tape_zeros_p
 
     def f(x, n, m):
         def outer_body(m, v, k):
             _, inner = _record(v, m, lambda u: [u * u], [F64])
             return [v * 0.9 + 0.05, k + np.int64(1), inner]
-        body = cf._closed(outer_body, [I64, F64, I64])
-        cond = cf._closed(lambda n, v, k: [k < n], [I64, F64, I64])
+        body = closed_jaxpr(outer_body, [I64, F64, I64])
+        cond = closed_jaxpr(lambda n, v, k: [k < n], [I64, F64, I64])
         inner_aval = TapeAval([F64])
-        _, _, t = cf.while_tape_p.bind(n, m, x, np.int64(0), cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=1,
+        _, _, t = while_tape_p.bind(n, m, x, np.int64(0), cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=1,
                                        body_nconsts=1, tape_aval=TapeAval([inner_aval]))
 
         # ys: (a copy of the inner tape scaled, a zero tape, a stack of 2 zero tapes)
@@ -662,7 +664,7 @@ def test_tape_scan_ys_records_hold_tapes_and_zero_stacks():
 
 def test_tape_scan_over_stacks_of_tapes_is_not_lowered():
     # (the interpreter does not scan stacks of tapes either: the jaxpr is rejected at lowering)
-    from funcgrad.transforms.tape_scan import tape_zeros_p
+    from funcgrad.tapes import tape_zeros_p
 
     def f(x):
         z = tape_zeros_p.bind(aval=TapeAval([F64], shape=(2,)))
@@ -692,42 +694,42 @@ def test_failed_tape_scan_allocation_raises_memory_error_and_frees_everything():
     code = textwrap.dedent('''
         import os, resource
         import numpy as np, funcgrad as fg, funcgrad.numpy as fnp
-        from funcgrad.core.avals import ShapedArray, TapeAval
-        from funcgrad.transforms import control_flow as cf
-        from funcgrad.transforms.tape_scan import tape_scan
+        from funcgrad.core.avals import ShapedArray
+        from funcgrad.tapes import TapeAval, tape_scan, while_tape_p
+        from funcgrad.transforms.jaxpr_ad import closed_jaxpr
 
         F64, I64, BIG = ShapedArray((), np.float64), ShapedArray((), np.int64), ShapedArray((1000,), np.float64)
 
         def record(x, n):
-            body = cf._closed(lambda x, k: [x * 1.1 + 0.1, k + np.int64(1), x], [F64, I64])
-            cond = cf._closed(lambda n, x, k: [k < n], [I64, F64, I64])
-            return cf.while_tape_p.bind(n, x, np.int64(0), cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=1,
+            body = closed_jaxpr(lambda x, k: [x * 1.1 + 0.1, k + np.int64(1), x], [F64, I64])
+            cond = closed_jaxpr(lambda n, x, k: [k < n], [I64, F64, I64])
+            return while_tape_p.bind(n, x, np.int64(0), cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=1,
                                         body_nconsts=0, tape_aval=TapeAval([F64]))[2]
 
         def f(x, n):  # ys records of 8 KB: the output tape is allocated at once
             t = record(x, n)
-            body = cf._closed(lambda p, a: [a + p, fnp.ones(1000) * p], [F64, F64])
+            body = closed_jaxpr(lambda p, a: [a + p, fnp.ones(1000) * p], [F64, F64])
             c, ys = tape_scan([t], [], [np.float64(0.0)], body, reverse=True, linear=(False, False), ys_aval=TapeAval([BIG]))
-            body2 = cf._closed(lambda u, a: [a + fnp.sum(u)], [BIG, F64])
+            body2 = closed_jaxpr(lambda u, a: [a + fnp.sum(u)], [BIG, F64])
             (s,) = tape_scan([ys], [], [c], body2, reverse=False, linear=(False, False), ys_aval=None)
             return s
 
         def g(x, n, m):  # ys records hold tapes made in the body: a failure in the middle of the loop
             t = record(x, n)
             def per(p, m, a):
-                inner = cf._closed(lambda x, k: [x * 0.5, k + np.int64(1), fnp.ones(1000) * x], [F64, I64])
-                cond = cf._closed(lambda n, x, k: [k < n], [I64, F64, I64])
-                _, _, it = cf.while_tape_p.bind(m, p, np.int64(0), cond_jaxpr=cond, body_jaxpr=inner, cond_nconsts=1,
+                inner = closed_jaxpr(lambda x, k: [x * 0.5, k + np.int64(1), fnp.ones(1000) * x], [F64, I64])
+                cond = closed_jaxpr(lambda n, x, k: [k < n], [I64, F64, I64])
+                _, _, it = while_tape_p.bind(m, p, np.int64(0), cond_jaxpr=cond, body_jaxpr=inner, cond_nconsts=1,
                                                 body_nconsts=0, tape_aval=TapeAval([BIG]))
                 return [a + p, it]
-            body = cf._closed(per, [F64, I64, F64])
+            body = closed_jaxpr(per, [F64, I64, F64])
             c, ys = tape_scan([t], [m], [np.float64(0.0)], body, reverse=False, linear=(False,) * 3,
                               ys_aval=TapeAval([TapeAval([BIG])]))
             def read(it, a):
-                b2 = cf._closed(lambda u, q: [q + fnp.sum(u)], [BIG, F64])
+                b2 = closed_jaxpr(lambda u, q: [q + fnp.sum(u)], [BIG, F64])
                 (q,) = tape_scan([it], [], [a], b2, reverse=True, linear=(False, False), ys_aval=None)
                 return [q]
-            (s,) = tape_scan([ys], [], [c], cf._closed(read, [TapeAval([BIG]), F64]), reverse=False, linear=(False, False), ys_aval=None)
+            (s,) = tape_scan([ys], [], [c], closed_jaxpr(read, [TapeAval([BIG]), F64]), reverse=False, linear=(False, False), ys_aval=None)
             return s
 
         jf, jg = fg.jit(f), fg.jit(g)
@@ -760,7 +762,7 @@ def test_tape_scans_inside_a_loop_reuse_buffers_and_copy_tapes_held_in_records()
     # Each iteration of a while runs tape_scans whose ys records hold tapes (their buffers
     # are reused by the next iteration, with more or fewer records), and zips such a tape
     # with a zero tape (a copy of the records and of the tapes they hold).
-    from funcgrad.transforms.tape_scan import tape_zeros_p
+    from funcgrad.tapes import tape_zeros_p
 
     ia = TapeAval([F64, V2])
 
@@ -768,20 +770,20 @@ def test_tape_scans_inside_a_loop_reuse_buffers_and_copy_tapes_held_in_records()
         def outer_body(m, v, k):
             _, it = _record(v, m, lambda u: [u * u, fnp.stack([u, -u])], [F64, V2])
             return [v * 0.9 + 0.05, k + np.int64(1), it]
-        body = cf._closed(outer_body, [I64, F64, I64])
-        cond = cf._closed(lambda n, v, k: [k < n], [I64, F64, I64])
-        _, _, t = cf.while_tape_p.bind(n, m, x, np.int64(0), cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=1,
+        body = closed_jaxpr(outer_body, [I64, F64, I64])
+        cond = closed_jaxpr(lambda n, v, k: [k < n], [I64, F64, I64])
+        _, _, t = while_tape_p.bind(n, m, x, np.int64(0), cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=1,
                                        body_nconsts=1, tape_aval=TapeAval([ia]))
 
         def per_record(it, acc):
-            a, b = cf.tape_split_p.bind(it, n=1)
+            a, b = tape_split_p.bind(it, n=1)
             (s, scaled) = _scan_tapes([a, b], [], [np.float64(0.0)], lambda u, w, q: [q + u + w[1], w * 3.0, u],
                                       [[F64], [V2]], [F64], ys_aval=TapeAval([V2, F64]), reverse=rev)
             return [acc + s, scaled, it]
 
         c, ys = _scan_tapes([t], [], [np.float64(0.0)], per_record, [[ia]], [F64], reverse=not rev,
                             ys_aval=TapeAval([TapeAval([V2, F64]), ia]))
-        zz = cf.tape_zip_p.bind(ys, tape_zeros_p.bind(aval=TapeAval([F64])))
+        zz = tape_zip_p.bind(ys, tape_zeros_p.bind(aval=TapeAval([F64])))
 
         def read(st, it, z, acc):
             (q,) = _scan_tapes([st, it], [], [acc], lambda w, p, u, v, q: [q * 1.01 + fnp.sum(w) * p + u + v[0]],

@@ -1,6 +1,6 @@
 """Reverse over reverse through a *staged* while_loop (beyond JAX): ``grad(grad(f))``,
 ``jacrev(jacrev(f))`` and third order under ``make_jaxpr`` / ``jit``, where the trip
-count is only known at run time. The rules are in ``transforms/tape_scan.py``: tangent
+count is only known at run time. The rules are in ``transforms/control_flow/tape_scan.py``: tangent
 tapes on the way forward, cotangent tapes on the way back."""
 import numpy as np
 import pytest

@@ -1,6 +1,6 @@
 """Adversarial tests for derivatives through a *staged* ``while_loop`` (tapes,
-tangent/cotangent tapes, zero tapes, batched tapes: ``transforms/tape_scan.py`` and the
-tape section of ``transforms/control_flow.py``).
+tangent/cotangent tapes, zero tapes, batched tapes: ``transforms/control_flow/tape_scan.py`` and
+``transforms/control_flow/tapes.py``).
 
 Ground truth is always the EAGER result (without ``jit``/``make_jaxpr`` the loop runs in
 Python and every step is differentiated), central finite differences

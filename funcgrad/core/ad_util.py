@@ -12,9 +12,11 @@ and concrete values (residuals) for the others. ``ct`` may be ``Zero``.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
-from funcgrad.core.avals import ShapedArray, TapeAval
+from funcgrad.core.avals import ShapedArray
 from funcgrad.core.primitive import (
     ALLOWED_MISSING,
     PRIMITIVES,
@@ -76,20 +78,21 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
     return aval.strip_weak_type() if aval.weak_type else aval
 
 
+# Avals of other value types than arrays (registered by the module that defines the
+# type; core knows only arrays): which are differentiable, how to make a zero of one,
+# how to add two (co)tangents of one.
+differentiable_avals: set[type] = set()
+aval_zeros: dict[type, Callable] = {}  # aval type -> zeros(aval)
+aval_adders: dict[type, Callable] = {}  # aval type -> add(a, b)
+
+
 def is_differentiable(aval: ShapedArray) -> bool:
-    # A run-time tape (reverse mode through a staged while_loop) holds float residuals:
-    # its tangent is a tape of their tangents (higher-order derivatives).
-    return aval.dtype.kind == "f" or type(aval) is TapeAval
-
-
-# How to make a zero / add two (co)tangents of a tape: registered by
-# ``transforms/tape_scan.py`` (core does not import transforms).
-TAPE_OPS: dict = {}
+    return aval.dtype.kind == "f" or type(aval) in differentiable_avals
 
 
 def zeros_like_aval(aval: ShapedArray):
-    if type(aval) is TapeAval:
-        return TAPE_OPS["zeros"](aval)
+    if type(aval) is not ShapedArray:
+        return aval_zeros[type(aval)](aval)
     broadcast_in_dim_p = PRIMITIVES["broadcast_in_dim"]  # (by name: the prims import us)
     zero = np.zeros((), aval.dtype)
     if not aval.shape:
@@ -112,8 +115,10 @@ def add_tangents(a, b):
         return b
     if type(b) is Zero:
         return a
-    if type(a) is not np.ndarray and type(getattr(a, "aval", None)) is TapeAval:
-        return TAPE_OPS["add"](a, b)
+    if type(a) is not np.ndarray:
+        adder = aval_adders.get(type(getattr(a, "aval", None)))
+        if adder is not None:
+            return adder(a, b)
     return bind(PRIMITIVES["add"], a, b)
 
 

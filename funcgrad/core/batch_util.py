@@ -7,9 +7,11 @@ dimensions only when they must, and never loop over the batch.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
-from funcgrad.core.avals import ShapedArray, TapeAval
+from funcgrad.core.avals import ShapedArray
 from funcgrad.core.primitive import Primitive, batch_rules
 from funcgrad.core.trace import get_aval_any
 
@@ -46,14 +48,17 @@ def bdim_at(x, bdim, size: int, dst: int = 0):
     return moveaxis(x, bdim, dst)
 
 
+# Values of other types than arrays (registered by the module that defines the type):
+# their batched type, and the batch size of a mapped one (a bdim may be only a flag).
+aval_batchers: dict[type, Callable] = {}  # aval type -> batched(aval, size)
+aval_batch_sizes: dict[type, Callable] = {}  # aval type -> size(aval, bdim)
+
+
 def batched_aval(aval, size: int):
-    """Type of ``aval`` mapped over a new leading axis of ``size``. A run-time tape
-    becomes a batched tape: every field gains the axis and each record ends with the
-    lanes' "still running" mask (see ``TapeAval``)."""
-    if isinstance(aval, TapeAval):
-        inner = aval.inner + ((aval.batch,) if aval.batch is not None else ())
-        return TapeAval([batched_aval(a, size) for a in aval.res_avals] + [ShapedArray((size,), np.dtype(np.bool_))],
-                        batch=size, shape=aval.shape, inner=inner)
+    """Type of ``aval`` mapped over a new leading axis of ``size``."""
+    rule = aval_batchers.get(type(aval))
+    if rule is not None:
+        return rule(aval, size)
     return ShapedArray((size,) + aval.shape, aval.dtype)
 
 
@@ -61,9 +66,8 @@ def batch_size(args, bdims) -> int:
     for x, d in zip(args, bdims):
         if d is not None:
             aval = get_aval_any(x)
-            if isinstance(aval, TapeAval):  # a tape's bdim is a flag; a stacked tape's shape is the scan's
-                return aval.batch
-            return aval.shape[d]
+            rule = aval_batch_sizes.get(type(aval))
+            return rule(aval, d) if rule is not None else aval.shape[d]
     raise ValueError("batch rule called with no mapped argument")
 
 

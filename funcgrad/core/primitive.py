@@ -36,6 +36,13 @@ class Primitive:
     # Eagerly, Python-scalar operands reach ``impl`` as NumPy values, except for call
     # primitives that run user code, which must see them as weakly typed Python scalars.
     impl_takes_python_scalars = False
+    # Higher-order primitives: the params holding closed sub-jaxprs (a ClosedJaxpr, or a
+    # tuple of them like cond's ``branches``). Passes that walk nested programs (lowering's
+    # checks, inlining) read this instead of knowing each primitive.
+    jaxpr_params: tuple[str, ...] = ()
+    # Call-like primitives whose body is what runs in compiled code: lowering inlines
+    # them (their derivative rules do not matter there) instead of lowering them.
+    inline = False
 
     def __init__(self, name: str, multiple_results: bool = False):
         self.name = name

@@ -15,7 +15,6 @@ from collections import defaultdict
 
 import numpy as np
 
-from funcgrad.core.avals import TapeAval
 from funcgrad.core.ir import Jaxpr, JaxprPrinter, Literal, Var
 from funcgrad.core.primitive import lower_rules
 from funcgrad.errors import LoweringError
@@ -23,6 +22,7 @@ from funcgrad.lowering.builder import SUPPORTED_DTYPES, FunctionBuilder, ModuleB
 from funcgrad.lowering.context import (
     CHEAP_PRIMS, FLAT_PRIMS, VIEW_PRIMS, BufferOperand, ConstOperand, LoweringContext,
 )
+from funcgrad.tapes import TapeAval
 
 ALIGN = 64
 STACK_WORKSPACE_LIMIT = 64 * 1024  # larger workspaces come from malloc
@@ -92,7 +92,8 @@ def lowering_error(jaxpr: Jaxpr, index: int, why: str, source_info=None) -> Lowe
 def check_supported(jaxpr: Jaxpr, sub: bool = False) -> None:
     """Raise LoweringError if ``jaxpr`` (and the sub-jaxprs of its control flow) uses a
     primitive without a lower rule or an unsupported dtype."""
-    from funcgrad.lowering.control_flow import sub_jaxprs, tape_positions
+    from funcgrad.lowering.control_flow import sub_jaxprs
+    from funcgrad.lowering.tapes import tape_positions
 
     # (a sub-jaxpr may take and return tapes: its equation's rule handles them)
     for a in list(jaxpr.invars) + list(jaxpr.constvars):

@@ -1,5 +1,6 @@
-"""Control flow in compiled code (``transforms/control_flow.py``): cond, while, scan,
-and reverse mode through while loops (while_tape / tape_apply).
+"""Control flow in compiled code (primitives declared in ``core/prims/control_flow.py``
+and ``funcgrad/tapes.py``): cond, while, scan, and reverse mode through while loops
+(while_tape / tape_apply / tape_scan).
 
 Sub-jaxprs (branches, loop bodies) are lowered by the same machinery as the top
 level (``compiler.emit_jaxpr``): their own fusion and buffer plan, with intermediates
@@ -34,20 +35,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.core.avals import ShapedArray, TapeAval
+from funcgrad.core.avals import ShapedArray
 from funcgrad.core.ir import ClosedJaxpr, Var
+from funcgrad.core.prims.control_flow import cond_p, scan_p, while_p
 from funcgrad.errors import LoweringError
 from funcgrad.lowering import compiler
 from funcgrad.lowering.builder import BOOL, I32, I64, Value, const
 from funcgrad.lowering.context import BufferOperand, ConstOperand, Operand, RegOperand, lower_materialized
+from funcgrad.lowering.inline import inline_calls
 from funcgrad.lowering.tapes import (
-    COUNT, RecordReader, TapeOperand, _store_i64, count_of, data_ptr, joint_count, layout, new_slot, record_operands,
-    record_ptr, records_in, reserve, reserve_all, same_aval, scope, store_tapes,
+    COUNT, RecordReader, TapeOperand, count_of, data_ptr, joint_count, layout, new_slot, record_operands,
+    record_ptr, records_in, reserve, reserve_all, same_aval, scope, store_i64, store_tapes, tape_slots,
 )
-from funcgrad.transforms import control_flow as cf
-from funcgrad.transforms.tape_scan import tape_scan_p
+from funcgrad.tapes import TapeAval, tape_apply_p, tape_scan_p, while_tape_p
 
-_INLINE = {"jit_call", "custom_jvp_call", "custom_vjp_call", "checkpoint_call", "custom_lin"}
 _prepared: dict = {}
 WHILE_WORK_FACTOR = 16  # work estimate for a loop whose trip count is unknown
 
@@ -58,11 +59,7 @@ def prepare(closed: ClosedJaxpr) -> ClosedJaxpr:
     hit = _prepared.get(id(closed))
     if hit is not None and hit[0] is closed:
         return hit[1]
-    c = closed
-    if any(e.primitive.name in _INLINE for e in c.jaxpr.eqns):
-        from funcgrad.transforms.jit import inline_calls
-
-        c = inline_calls(c)
+    c = inline_calls(closed)
     out = ClosedJaxpr(compiler.simplify(c.jaxpr), c.consts)
     if len(_prepared) > 1024:
         _prepared.clear()
@@ -71,45 +68,16 @@ def prepare(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 
 def sub_jaxprs(e) -> list:
-    """[(description, prepared closed jaxpr)] of a control-flow equation."""
-    name, p = e.primitive.name, e.params
-    if name == "cond":
-        return [(f"branch {k}", prepare(br)) for k, br in enumerate(p["branches"])]
-    if name in ("while", "while_tape"):
-        return [("cond_fun", prepare(p["cond_jaxpr"])), ("body", prepare(p["body_jaxpr"]))]
-    if name == "scan":
-        return [("body", prepare(p["jaxpr"]))]
-    if name in ("tape_apply", "tape_scan"):
-        return [("body", prepare(p["body"]))]
-    return []
-
-
-def tape_positions(e):
-    """(input positions, output positions) where an equation may take/make a tape (or a
-    stack of tapes); the lower rules handle exactly these. Tapes as loop carries are
-    not lowered."""
-    name, p = e.primitive.name, e.params
-    n_in, n_out = len(e.inputs), len(e.outputs)
-    if name == "while_tape":
-        return set(range(p["cond_nconsts"] + p["body_nconsts"])), {n_out - 1}
-    if name == "while":
-        return set(range(p["cond_nconsts"] + p["body_nconsts"])), set()
-    if name == "tape_apply":
-        return set(range(1 + p["num_consts"])), set()
-    if name == "tape_scan":
-        return set(range(p["num_tapes"] + p["num_consts"])), ({n_out - 1} if p["ys_aval"] is not None else set())
-    if name == "scan":
-        nc, nk = p["num_consts"], p["num_carry"]
-        return set(range(nc)) | set(range(nc + nk, n_in)), set(range(nk, n_out))
-    if name == "cond":
-        return set(range(1, n_in)), set(range(n_out))
-    if name == "tape_split":
-        return {0}, {0, 1}
-    if name == "tape_zip":
-        return {0, 1}, {0}
-    if name in ("tape_empty", "tape_zeros"):
-        return set(), {0}
-    return set(), set()
+    """[(description, prepared closed jaxpr)] of a higher-order equation
+    (``Primitive.jaxpr_params``)."""
+    subs = []
+    for name in e.primitive.jaxpr_params:
+        value = e.params[name]
+        if isinstance(value, tuple):
+            subs += [(f"{name}[{k}]", prepare(c)) for k, c in enumerate(value)]
+        else:
+            subs.append((name, prepare(value)))
+    return subs
 
 
 def _emit_body(ctx, closed: ClosedJaxpr, in_ops, dests):
@@ -257,7 +225,9 @@ def _position(b, t, n, reverse):
 
 
 # --- cond -------------------------------------------------------------------------------------
-@lower_materialized(cf.cond_p)
+# (tape positions: a cond passes tapes in and out of its branches)
+tape_slots[cond_p] = lambda e: (set(range(1, len(e.inputs))), set(range(len(e.outputs))))
+@lower_materialized(cond_p)
 def _cond_lower(ctx, index, *ops, branches):
     outs = list(ctx.outs)
     brs = [prepare(br) for br in branches]
@@ -313,7 +283,9 @@ def _while_operands(ctx, what, args, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     return cj, bj, cc, bc, init
 
 
-@lower_materialized(cf.while_p)
+# (tape positions: the loop constants; tapes as loop carries are not lowered)
+tape_slots[while_p] = lambda e: (set(range(e.params["cond_nconsts"] + e.params["body_nconsts"])), set())
+@lower_materialized(while_p)
 def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     outs = list(ctx.outs)
     w0 = ctx.work
@@ -363,7 +335,11 @@ class _ConstSlice(Operand):
         return self.value
 
 
-@lower_materialized(cf.scan_p)
+# (tape positions: constants, and xs / ys as stacks of tapes; not the carry)
+tape_slots[scan_p] = lambda e: (
+    set(range(e.params["num_consts"])) | set(range(e.params["num_consts"] + e.params["num_carry"], len(e.inputs))),
+    set(range(e.params["num_carry"], len(e.outputs))))
+@lower_materialized(scan_p)
 def _scan_lower(ctx, *args, jaxpr, num_consts, num_carry, length, reverse, linear=None):
     outs = list(ctx.outs)
     w0 = ctx.work
@@ -404,7 +380,10 @@ def _check_residuals(what, body_avals, tape_aval):
         raise LoweringError(f"{what}: the body's residuals do not match the tape type")
 
 
-@lower_materialized(cf.while_tape_p)
+# (tape positions: the loop constants in, the tape it records out)
+tape_slots[while_tape_p] = lambda e: (set(range(e.params["cond_nconsts"] + e.params["body_nconsts"])),
+                                      {len(e.outputs) - 1})
+@lower_materialized(while_tape_p)
 def _while_tape_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, tape_aval):
     outs = list(ctx.outs)[:-1]
     w0 = ctx.work
@@ -440,7 +419,9 @@ def _while_tape_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nco
     return outs + [tape]
 
 
-@lower_materialized(cf.tape_apply_p)
+# (tape positions: the tape and the constants)
+tape_slots[tape_apply_p] = lambda e: (set(range(1 + e.params["num_consts"])), set())
+@lower_materialized(tape_apply_p)
 def _tape_apply_lower(ctx, tape, *args, body, num_consts, reverse, linear):
     if not isinstance(tape, TapeOperand) or tape.shape:
         raise LoweringError("tape_apply: the tape must be a tape made by this program")
@@ -473,6 +454,9 @@ def _tape_apply_lower(ctx, tape, *args, body, num_consts, reverse, linear):
     _scaled_work(ctx, w0, WHILE_WORK_FACTOR)
 
 
+# (tape positions: the tapes and the constants in, the ys tape out)
+tape_slots[tape_scan_p] = lambda e: (set(range(e.params["num_tapes"] + e.params["num_consts"])),
+                                     {len(e.outputs) - 1} if e.params["ys_aval"] is not None else set())
 @lower_materialized(tape_scan_p)
 def _tape_scan_lower(ctx, *args, body, num_tapes, num_consts, reverse, linear, ys_aval):
     tapes = list(args[:num_tapes])
@@ -532,5 +516,5 @@ def _tape_scan_lower(ctx, *args, body, num_tapes, num_consts, reverse, linear, y
     _scaled_work(ctx, w0, WHILE_WORK_FACTOR)
     if out is None:
         return outs[:nk]
-    _store_i64(b, out.hdr, COUNT, n.ref)
+    store_i64(b, out.hdr, COUNT, n.ref)
     return outs[:nk] + [out]

@@ -55,12 +55,11 @@ import hashlib
 
 import numpy as np
 
-from funcgrad.core.avals import ShapedArray, TapeAval
+from funcgrad.core.avals import ShapedArray
 from funcgrad.errors import LoweringError
 from funcgrad.lowering.builder import FunctionBuilder, Value
 from funcgrad.lowering.context import BufferOperand, ConstOperand, Operand, lower_materialized
-from funcgrad.transforms import control_flow as cf
-from funcgrad.transforms.tape_scan import tape_zeros_p
+from funcgrad.tapes import TapeAval, split_tape_avals, tape_empty_p, tape_split_p, tape_zeros_p, tape_zip_p
 
 HDR = 32  # bytes of a tape header
 COUNT, CAP, INIT = 8, 16, 24  # byte offsets of the header's fields after ``data``
@@ -75,6 +74,18 @@ def _n(shape) -> int:
 
 def unstacked(aval: TapeAval) -> TapeAval:
     return aval.update(shape=())
+
+
+# --- where equations take and make tapes ----------------------------------------------------------
+# primitive -> ``slots(eqn) -> (input positions, output positions)`` where the equation may
+# take / make a tape (or a stack of tapes): its lower rule handles exactly these. Registered
+# next to each lower rule; the compiler refuses a tape anywhere else.
+tape_slots: dict = {}
+
+
+def tape_positions(e):
+    rule = tape_slots.get(e.primitive)
+    return rule(e) if rule is not None else (set(), set())
 
 
 # --- record layout -----------------------------------------------------------------------------
@@ -185,7 +196,7 @@ def _load_i64(b, hdr: str, field: int) -> str:
     return b.emit(f"load i64, ptr {_gep(b, hdr, field)}, align 8")
 
 
-def _store_i64(b, hdr: str, field: int, v) -> None:
+def store_i64(b, hdr: str, field: int, v) -> None:
     b.stmt(f"store i64 {v}, ptr {_gep(b, hdr, field)}, align 8")
 
 
@@ -440,7 +451,7 @@ def _grow(ctx, hdr: str, need: str, size: int, doubling: bool) -> None:
     b.cbr(null, "fg_fail_oom", ok)
     b.start_block(ok)
     b.stmt(f"store ptr {new}, ptr {hdr}, align 8")
-    _store_i64(b, hdr, CAP, newcap)
+    store_i64(b, hdr, CAP, newcap)
     ctx.fail_used = True
 
 
@@ -466,7 +477,7 @@ def reserve(ctx, tape: TapeOperand, i: Value) -> str:
         def init():
             for off, n, _ in lay.nested:
                 _memset0(b, _gep(b, rec, off), HDR * n)
-            _store_i64(b, tape.hdr, INIT, need)
+            store_i64(b, tape.hdr, INIT, need)
 
         ctx.if_then(fresh, init)
     return rec
@@ -495,7 +506,7 @@ def _reserve_all(ctx, hdr: str, lay: Layout, n: str) -> str:
             return []
 
         ctx.for_range(n, fresh, start=init)
-        _store_i64(b, hdr, INIT, _umax(b, init, n))
+        store_i64(b, hdr, INIT, _umax(b, init, n))
     return data
 
 
@@ -526,9 +537,9 @@ def store_tapes(ctx, pairs, body_scope) -> None:
             copies.append((dest, src))
     b = ctx.b
     for dest in empties:
-        _each(ctx, _n(dest.shape), lambda j, d=dest: _store_i64(b, d.header(ctx, j), COUNT, 0))
+        _each(ctx, _n(dest.shape), lambda j, d=dest: store_i64(b, d.header(ctx, j), COUNT, 0))
     for dest in zeros:
-        _each(ctx, _n(dest.shape), lambda j, d=dest: _store_i64(b, d.header(ctx, j), COUNT, ZERO))
+        _each(ctx, _n(dest.shape), lambda j, d=dest: store_i64(b, d.header(ctx, j), COUNT, ZERO))
     for dest, src in copies:
         idx = list(range(len(src.aval.res_avals)))
         _each(ctx, _n(dest.shape), lambda j, d=dest, s=src: copy_records(
@@ -556,7 +567,7 @@ def copy_records(ctx, dest_hdr: str, dest_aval: TapeAval, parts) -> None:
     readers = [RecordReader(ctx, src, hdr) for hdr, src, _ in parts]
     count = joint_count(b, readers)
     if count is None:
-        _store_i64(b, dest_hdr, COUNT, ZERO)
+        store_i64(b, dest_hdr, COUNT, ZERO)
         return
     fields = []  # (dest offset, part number, source offset, bytes, (headers, unstacked type) of a tape field)
     k = 0
@@ -589,13 +600,13 @@ def copy_records(ctx, dest_hdr: str, dest_aval: TapeAval, parts) -> None:
             return []
 
         ctx.for_range(n, rec)
-    _store_i64(b, dest_hdr, COUNT, count)
+    store_i64(b, dest_hdr, COUNT, count)
 
 
 def _copy_field(ctx, dest_hdr: str, src_hdr, aval: TapeAval) -> None:
     """Copy the tape held in a record field (``src_hdr`` None: a zero tape)."""
     if src_hdr is None:
-        _store_i64(ctx.b, dest_hdr, COUNT, ZERO)
+        store_i64(ctx.b, dest_hdr, COUNT, ZERO)
         return
     copy_records(ctx, dest_hdr, aval, [(src_hdr, canonical(aval, src_hdr), list(range(len(aval.res_avals))))])
 
@@ -607,18 +618,20 @@ def _split_indices(aval: TapeAval, n: int):
     return list(range(n)) + masks, list(range(n, f)) + masks
 
 
-@lower_materialized(cf.tape_empty_p)
+tape_slots[tape_empty_p] = lambda e: (set(), {0})
+@lower_materialized(tape_empty_p)
 def _tape_empty_lower(ctx, *, aval):
     # A zeroed slot nobody ever writes to: reads see count 0; storing it elsewhere
     # only sets the destination's count.
     return [new_slot(ctx, aval, empty=True)]
 
 
-@lower_materialized(cf.tape_split_p)
+tape_slots[tape_split_p] = lambda e: ({0}, {0, 1})
+@lower_materialized(tape_split_p)
 def _tape_split_lower(ctx, tape, *, n):
     if not isinstance(tape, TapeOperand):
         raise LoweringError("tape_split: the operand is not a tape of this program")
-    a_aval, b_aval = cf._split_tape_avals(tape.aval, n)
+    a_aval, b_aval = split_tape_avals(tape.aval, n)
     ia, ib = _split_indices(tape.aval, n)
     # Views of the same records (no copy); whoever stores them elsewhere copies. (The
     # halves of a zero tape are zero tapes: static ones by the flag, run-time ones by
@@ -626,7 +639,8 @@ def _tape_split_lower(ctx, tape, *, n):
     return [tape.view(a_aval, [tape.offsets[k] for k in ia]), tape.view(b_aval, [tape.offsets[k] for k in ib])]
 
 
-@lower_materialized(cf.tape_zip_p)
+tape_slots[tape_zip_p] = lambda e: ({0, 1}, {0})
+@lower_materialized(tape_zip_p)
 def _tape_zip_lower(ctx, a, b):
     if not (isinstance(a, TapeOperand) and isinstance(b, TapeOperand)):
         raise LoweringError("tape_zip: the operands are not tapes of this program")
@@ -651,6 +665,7 @@ def _tape_zip_lower(ctx, a, b):
     return [out]
 
 
+tape_slots[tape_zeros_p] = lambda e: (set(), {0})
 @lower_materialized(tape_zeros_p)
 def _tape_zeros_lower(ctx, *, aval):
     return [zero_tape(ctx, aval)]

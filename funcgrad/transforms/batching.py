@@ -12,10 +12,11 @@ import functools
 import numpy as np
 
 from funcgrad.core import pytree
-from funcgrad.core.avals import ShapedArray, TapeAval
+from funcgrad.core.avals import ShapedArray
 from funcgrad.core.batch_util import bdim_at, moveaxis
 from funcgrad.core.primitive import batch_rules, missing_rule
 from funcgrad.core.trace import Trace, Tracer, full_raise, get_aval_any, new_main
+from funcgrad.tapes import TapeAval
 
 
 class BatchTracer(Tracer):
@@ -95,7 +96,7 @@ def batch_flat(f_flat, args, in_dims, axis_size: int, out_dims_wanted, tape_dims
             if tape_dims is not None:
                 tape_dims.append(bdim)
             elif want is not None and bdim is None:
-                from funcgrad.transforms.tape_scan import tape_broadcast
+                from funcgrad.transforms.control_flow.tape_scan import tape_broadcast
 
                 val = tape_broadcast(val, axis_size)
             elif want is None and bdim is not None:

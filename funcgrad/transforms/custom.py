@@ -1,5 +1,6 @@
 """User-defined derivatives and rematerialisation: ``custom_jvp``, ``custom_vjp``,
-``checkpoint``.
+``checkpoint``, and the transform rules of their call primitives (declared in
+``funcgrad/core/prims/calls.py``).
 
 Three call primitives carry the user's function (and its staged jaxpr, for printing,
 type checking and later lowering):
@@ -31,8 +32,10 @@ import functools
 
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, add_tangents, instantiate, is_undefined, tangent_aval
+from funcgrad.core.avals import ShapedArray
 from funcgrad.core.ir import ClosedJaxpr
-from funcgrad.core.primitive import Primitive, allow_missing, jvp_rules, transpose_rules
+from funcgrad.core.primitive import allow_missing, batch_rules, jvp_rules, transpose_rules
+from funcgrad.core.prims.calls import checkpoint_call_p, custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
 from funcgrad.core.interpret import jaxpr_as_fun
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager
@@ -49,27 +52,8 @@ def _stage(fun_flat, args):
     return ClosedJaxpr(jaxpr, consts)
 
 
-def _call_abstract_eval(*avals, call_jaxpr, **_):
-    return call_jaxpr.out_avals
-
-
-def _call_impl(*args, fun, **_):
-    return fun(*args)
-
-
-def _call_primitive(name):
-    prim = Primitive(name, multiple_results=True)
-    prim.impl_takes_python_scalars = True  # the user's function sees weak Python scalars
-    prim.def_impl(_call_impl)
-    prim.def_abstract_eval(_call_abstract_eval)
-    allow_missing("transpose", prim, "not linear: its JVP produces a custom_lin, which is")
-    return prim
-
-
-custom_jvp_call_p = _call_primitive("custom_jvp_call")
-custom_vjp_call_p = _call_primitive("custom_vjp_call")
-checkpoint_call_p = _call_primitive("checkpoint_call")
-custom_lin_p = Primitive("custom_lin", multiple_results=True)
+for _prim in (custom_jvp_call_p, custom_vjp_call_p, checkpoint_call_p):
+    allow_missing("transpose", _prim, "not linear: its JVP produces a custom_lin, which is")
 
 
 def _bind_call(prim, fun_flat, args, name, **params):
@@ -143,16 +127,6 @@ def _with_closure_tangents(fun, primals, tangents, num_consts, t_out):
 
 
 # --- custom_lin: a linear map given by a forward function and its transpose ---------------
-
-@custom_lin_p.def_impl
-def _custom_lin_impl(*args, num_nonlin, jvp_fn, bwd_fn, out_avals):
-    return jvp_fn(list(args[:num_nonlin]), list(args[num_nonlin:]))
-
-
-@custom_lin_p.def_abstract_eval
-def _custom_lin_abstract_eval(*avals, num_nonlin, jvp_fn, bwd_fn, out_avals):
-    return list(out_avals)
-
 
 def _custom_lin_jvp(primals, tangents, *, num_nonlin, jvp_fn, bwd_fn, out_avals):
     # Differentiate the forward map itself (second-order forward mode).
@@ -537,9 +511,6 @@ def _custom_lin_batch(args, bdims, *, num_nonlin, jvp_fn, bwd_fn, out_avals):
     )
     return outs, [0] * len(outs)
 
-
-from funcgrad.core.avals import ShapedArray  # noqa: E402
-from funcgrad.core.primitive import batch_rules  # noqa: E402
 
 batch_rules[custom_jvp_call_p] = _custom_jvp_call_batch
 batch_rules[custom_vjp_call_p] = _custom_vjp_call_batch

@@ -23,16 +23,16 @@ import numpy as np
 from funcgrad import errors
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, is_undefined, tangent_aval
-from funcgrad.core.avals import ShapedArray, TapeAval, get_aval
+from funcgrad.core.avals import ShapedArray
 from funcgrad.core.interpret import eval_jaxpr, jaxpr_as_fun
-from funcgrad.core.ir import ClosedJaxpr, Jaxpr, JaxprPrinter
-from funcgrad.core.primitive import Primitive, batch_rules, jvp_rules, transpose_rules
+from funcgrad.core.ir import ClosedJaxpr
+from funcgrad.core.primitive import batch_rules, jvp_rules, transpose_rules
+from funcgrad.core.prims.calls import jit_call_p, set_jit_executor
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
-from funcgrad.core.trace import Tracer, get_aval_any, is_eager
-from funcgrad.core.trace import _state as _trace_state
+from funcgrad.core.trace import Tracer, get_aval_any, is_eager, is_staging
+from funcgrad.tapes import TapeAval
 from funcgrad.transforms.ad import is_linearizing, jvp_flat
-
-jit_call_p = Primitive("jit_call", multiple_results=True)
+from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr, transpose_jaxpr
 
 
 def _log(msg: str) -> None:
@@ -57,10 +57,20 @@ class _Interpreted:
 _executables: dict[int, object] = {}
 
 
+def _simplified(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """``closed`` with nested calls inlined (the lowering pass; jit's interpreter
+    fallback runs the same program)."""
+    try:
+        from funcgrad.lowering.inline import inline_calls
+    except ImportError:  # (no llvmlite: nothing is compiled, the program runs as it is)
+        return closed
+    return inline_calls(closed, log=_log)
+
+
 def _executable_for(closed: ClosedJaxpr, name: str):
     exe = _executables.get(id(closed.jaxpr))
     if exe is None:
-        simplified = inline_calls(closed)
+        simplified = _simplified(closed)
         try:
             from funcgrad import lowering
 
@@ -74,66 +84,9 @@ def _executable_for(closed: ClosedJaxpr, name: str):
     return exe
 
 
-def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
-    """Inline nested ``jit_call`` and custom-rule call equations (their bodies are what
-    runs; derivative rules do not matter to compiled code)."""
-    names = {"jit_call", "custom_jvp_call", "custom_vjp_call", "checkpoint_call", "custom_lin"}
-    if not any(e.primitive.name in names for e in closed.jaxpr.eqns):
-        return closed
-
-    def flat(*args):
-        def handle(eqn, invals):
-            if eqn.primitive.name == "custom_lin":
-                return _inline_custom_lin(eqn, invals)
-            if eqn.primitive.name in names:
-                sub = eqn.params["jaxpr"] if eqn.primitive.name == "jit_call" else eqn.params["call_jaxpr"]
-                return eval_jaxpr(inline_calls(sub).jaxpr, sub.consts, *invals)
-            return eqn.primitive.bind(*invals, **eqn.params)
-
-        from funcgrad.core.interpret import walk_jaxpr
-
-        return walk_jaxpr(closed.jaxpr, closed.consts, list(args), handle)
-
-    jaxpr, consts = trace_to_jaxpr(flat, closed.in_avals)
-    return ClosedJaxpr(jaxpr, consts)
-
-
-def _inline_custom_lin(eqn, invals):
-    """A ``custom_lin`` (a linear map given by Python callables) traced in place: its
-    forward function on the operands. If that cannot be traced, the equation stays
-    (and jit runs the interpreter, which calls the function on arrays)."""
-    from funcgrad.core import lax_api as lax
-
-    p = eqn.params
-    k = p["num_nonlin"]
-    try:
-        outs = list(p["jvp_fn"](list(invals[:k]), list(invals[k:])))
-        if len(outs) != len(p["out_avals"]) or any(
-                tuple(get_aval_any(o).shape) != tuple(a.shape) for o, a in zip(outs, p["out_avals"])):
-            raise TypeError("custom_lin: its forward function returned values of other shapes")
-        return [lax.convert_element_type(o, a.dtype, a.weak_type) for o, a in zip(outs, p["out_avals"])]
-    except Exception as e:  # noqa: BLE001  (any failure: keep the equation)
-        _log(f"custom_lin not inlined ({type(e).__name__}: {str(e)[:200]})")
-        return eqn.primitive.bind(*invals, **p)
-
-
 # --- the jit_call primitive -----------------------------------------------------------------
 
-@jit_call_p.def_impl
-def _jit_call_impl(*args, jaxpr, name):
-    return _executable_for(jaxpr, name)(*args)
-
-
-@jit_call_p.def_abstract_eval
-def _jit_call_abstract_eval(*avals, jaxpr, name):
-    if len(avals) != len(jaxpr.in_avals) or not all(a.same_type(b) for a, b in zip(avals, jaxpr.in_avals)):
-        raise TypeError(f"jit_call {name}: operands {[a.str_short() for a in avals]} do not match {[a.str_short() for a in jaxpr.in_avals]}")
-    return list(jaxpr.out_avals)
-
-
-def _closed_of(fun_flat, in_avals) -> ClosedJaxpr:
-    jaxpr, consts = trace_to_jaxpr(fun_flat, list(in_avals))
-    return ClosedJaxpr(jaxpr, consts)
+set_jit_executor(_executable_for)
 
 
 _split_cache: dict = {}
@@ -157,7 +110,7 @@ def _remat_linear(jaxpr: ClosedJaxpr) -> ClosedJaxpr:
         _, lin = linearize_flat(jaxpr_as_fun(jaxpr), list(xs[:n]))
         return [instantiate(o) for o in lin(*xs[n:])]
 
-    closed = _closed_of(lin_fn, list(jaxpr.in_avals) + [tangent_aval(a) for a in jaxpr.in_avals])
+    closed = closed_jaxpr(lin_fn, list(jaxpr.in_avals) + [tangent_aval(a) for a in jaxpr.in_avals])
     if len(_remat_cache) > 256:
         _remat_cache.clear()
     _remat_cache[id(jaxpr.jaxpr)] = (jaxpr, closed)
@@ -169,13 +122,11 @@ def _jit_call_jvp(primals, tangents, *, jaxpr, name):
                 for p, t in zip(primals, tangents)]
     if is_linearizing(tangents):
         # Reverse mode: a jitted forward (outputs + residuals) and a jitted linear part.
-        from funcgrad.transforms.control_flow import _split_linear_branch
-
         hit = _split_cache.get(id(jaxpr.jaxpr))
         if hit is not None and hit[0] is jaxpr:
             fwd, lin, res_avals = hit[1]
         else:  # memoised: eager grad(jit(f)) linearizes the same program on every call
-            fwd, lin, res_avals = _split_linear_branch(jaxpr, len(primals))
+            fwd, lin, res_avals = linearize_jaxpr(jaxpr)
             if len(_split_cache) > 256:
                 _split_cache.clear()
             _split_cache[id(jaxpr.jaxpr)] = (jaxpr, (fwd, lin, res_avals))
@@ -201,7 +152,7 @@ def _jit_call_jvp(primals, tangents, *, jaxpr, name):
         return list(out) + [instantiate(t) for t in t_out]
 
     t_avals = [tangent_aval(a) for a in jaxpr.in_avals]
-    closed = _closed_of(f, list(jaxpr.in_avals) + t_avals)
+    closed = closed_jaxpr(f, list(jaxpr.in_avals) + t_avals)
     outs = jit_call_p.bind(*primals, *[instantiate(t) for t in tangents], jaxpr=closed, name=f"jvp_{name}")
     k = len(jaxpr.out_avals)
     return outs[:k], outs[k:]
@@ -211,8 +162,6 @@ _transpose_cache: dict = {}
 
 
 def _jit_call_transpose(cts, *args, jaxpr, name):
-    from funcgrad.transforms.control_flow import _transpose_closed
-
     mask = [is_undefined(a) for a in args]
     ct_avals = [tangent_aval(a) for a in jaxpr.out_avals]
     cts = [instantiate(c) if type(c) is not Zero else instantiate(Zero(a)) for c, a in zip(cts, ct_avals)]
@@ -221,7 +170,7 @@ def _jit_call_transpose(cts, *args, jaxpr, name):
     if hit is not None and hit[0] is jaxpr:
         tj = hit[1]
     else:  # memoised: eager grad(jit(f)) transposes the same program on every call
-        tj = _transpose_closed(jaxpr, mask, ct_avals)
+        tj = transpose_jaxpr(jaxpr, mask, ct_avals)
         if len(_transpose_cache) > 256:
             _transpose_cache.clear()
         _transpose_cache[key] = (jaxpr, tj)
@@ -237,7 +186,7 @@ def _jit_call_batch(args, bdims, *, jaxpr, name):
     size = batch_size(args, bdims)
     moved = [bdim_at(x, d, size, 0) for x, d in zip(args, bdims)]
     in_avals = [ShapedArray((size,) + a.shape, a.dtype) for a in jaxpr.in_avals]
-    body = _closed_of(lambda *xs: batch_flat(jaxpr_as_fun(jaxpr), list(xs), [0] * len(xs), size, lambda i, n: 0), in_avals)
+    body = closed_jaxpr(lambda *xs: batch_flat(jaxpr_as_fun(jaxpr), list(xs), [0] * len(xs), size, lambda i, n: 0), in_avals)
     outs = jit_call_p.bind(*moved, jaxpr=body, name=f"vmap_{name}")
     return outs, [0] * len(outs)
 
@@ -269,7 +218,7 @@ class Lowered:
         self.in_tree, self.out_tree, self._key = in_tree, out_tree, key
 
     def as_text(self) -> str:
-        simplified = inline_calls(self.jaxpr)
+        simplified = _simplified(self.jaxpr)
         return (
             "# jaxpr (after simplification)\n" + str(simplified)
             + "\n\n# LLVM IR (before optimisation)\n" + self._exe.llvm_ir_unoptimized
@@ -318,13 +267,8 @@ class JittedFunction:
         static_nums = {i % len(args) if args else i for i in self._static_argnums if -len(args) <= i < len(args)}
         if kwargs and self._sig is not None:
             bound = self._sig.bind(*args, **kwargs)
-            names = list(self._sig.parameters)
             args = tuple(bound.args)
-            extra = dict(bound.kwargs)
-            for n in list(extra):
-                if n in names and names.index(n) >= len(args):
-                    pass
-            kwargs = extra
+            kwargs = dict(bound.kwargs)
         static_vals = []
         for i in sorted(static_nums):
             v = args[i]
@@ -420,7 +364,7 @@ class JittedFunction:
     def __call__(self, *args, **kwargs):
         # Fast path (the common cached call): only ndarray positional arguments, nothing
         # staging. The key is just each argument's (shape, dtype).
-        if not kwargs and _trace_state.dynamic is None:
+        if not kwargs and not is_staging():
             try:
                 key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else _NOT_FAST[0] for a in args])
                 call, out_tree, single = self._fast[key]
@@ -483,5 +427,4 @@ def jit(fun=None, *, static_argnums=(), static_argnames=()):
     return JittedFunction(fun, static_argnums, static_argnames)
 
 
-__all__ = ["jit", "jit_call_p", "inline_calls", "JittedFunction", "Lowered", "Compiled"]
-_ = (JaxprPrinter, Jaxpr, get_aval)
+__all__ = ["jit", "jit_call_p", "JittedFunction", "Lowered", "Compiled"]

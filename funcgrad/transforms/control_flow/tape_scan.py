@@ -1,7 +1,7 @@
 """``tape_scan``: a loop over run-time tapes with a carry and per-record outputs, and
 the rules that make reverse mode through a staged ``while_loop`` differentiable again.
 
-First-order reverse mode through a staged while (``control_flow.py``) is a forward
+First-order reverse mode through a staged while (``tapes.py``) is a forward
 loop ``while_tape`` that records each iteration's residuals on a tape whose length is
 known only at run time, plus ``tape_apply``, which replays it. Differentiating *that*
 program in reverse (``grad(grad(f))`` under ``jit``/``make_jaxpr``) needs the
@@ -36,71 +36,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.core.ad_util import TAPE_OPS, Zero, instantiate, is_undefined, tangent_aval, zeros_like_aval
-from funcgrad.core.avals import TapeAval
-from funcgrad.core.interpret import eval_jaxpr, jaxpr_as_fun
+from funcgrad.core.ad_util import Zero, instantiate, is_undefined, tangent_aval, zeros_like_aval
+from funcgrad.core.interpret import jaxpr_as_fun
 from funcgrad.core.ir import ClosedJaxpr, Jaxpr
-from funcgrad.core.primitive import Primitive, allow_missing, batch_rules, jvp_rules, transpose_rules
+from funcgrad.core.primitive import allow_missing, batch_rules, jvp_rules, transpose_rules
+from funcgrad.core.prims.control_flow import scan_p
 from funcgrad.core.trace import get_aval_any
-from funcgrad.transforms import control_flow as cf
+from funcgrad.tapes import (
+    TapeAval, field_avals, is_tape, scan_parts, tape_aval_of, tape_scan, tape_scan_p, tape_split_p, tape_zeros_p,
+    tape_empty_p, tape_zip_p, while_tape_p,
+)
 from funcgrad.transforms.ad import backward_pass, is_linearizing, jvp_flat
-
-tape_scan_p = Primitive("tape_scan", multiple_results=True)
-
-
-def _tape_aval(x) -> TapeAval:
-    return x.aval if isinstance(x, cf.Tape) else get_aval_any(x)
-
-
-def _parts(args, num_tapes, num_consts):
-    return list(args[:num_tapes]), list(args[num_tapes:num_tapes + num_consts]), list(args[num_tapes + num_consts:])
-
-
-def _same(xs, ys) -> bool:
-    return len(xs) == len(ys) and all(a.same_type(b) for a, b in zip(xs, ys))
-
-
-def _field_avals(tape_avals):
-    return [a for t in tape_avals for a in t.res_avals]
-
-
-@tape_scan_p.def_impl
-def _tape_scan_impl(*args, body, num_tapes, num_consts, reverse, linear, ys_aval):
-    tapes, consts, carry = _parts(args, num_tapes, num_consts)
-    n = cf._tape_length(tapes)
-    records = [t.records(n) for t in tapes]
-    nk = len(carry)
-    ys = [()] * n
-    for i in (range(n - 1, -1, -1) if reverse else range(n)):
-        fields = [f for r in records for f in r[i]]
-        out = eval_jaxpr(body.jaxpr, body.consts, *fields, *consts, *carry)
-        carry, ys[i] = list(out[:nk]), tuple(out[nk:])
-    return carry + ([cf.Tape(ys, ys_aval)] if ys_aval is not None else [])
-
-
-@tape_scan_p.def_abstract_eval
-def _tape_scan_abstract_eval(*avals, body, num_tapes, num_consts, reverse, linear, ys_aval):
-    tapes, consts, carry = _parts(avals, num_tapes, num_consts)
-    if num_tapes < 1 or not all(isinstance(t, TapeAval) for t in tapes):
-        raise TypeError(f"tape_scan: the first {num_tapes} operands must be tapes, got {[t.str_short() for t in tapes]}")
-    if len({t.shape for t in tapes}) != 1:  # (batching may differ: nested vmaps)
-        raise TypeError("tape_scan: tapes stacked differently")
-    want = _field_avals(tapes) + list(consts + carry)
-    got = list(body.in_avals)
-    if not _same(want, got):
-        raise TypeError(f"tape_scan: body takes {[a.str_short() for a in got]}, operands are {[a.str_short() for a in want]}")
-    nk = len(carry)
-    outs = [a.strip_weak_type() for a in body.out_avals]
-    if not _same(outs[:nk], carry):
-        raise TypeError("tape_scan: the body must return the carry type it received")
-    if (ys_aval is None and len(outs) != nk) or (ys_aval is not None and not _same(ys_aval.res_avals, outs[nk:])):
-        raise TypeError("tape_scan: ys_aval does not match the body's per-record outputs")
-    return outs[:nk] + ([ys_aval] if ys_aval is not None else [])
-
-
-def tape_scan(tapes, consts, carry, body: ClosedJaxpr, *, reverse: bool, linear, ys_aval):
-    return tape_scan_p.bind(*tapes, *consts, *carry, body=body, num_tapes=len(tapes), num_consts=len(consts),
-                            reverse=reverse, linear=tuple(linear), ys_aval=ys_aval)
+from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr
 
 
 def _fill_zeros(fn, avals, present):
@@ -115,22 +62,22 @@ def _fill_zeros(fn, avals, present):
 # --- linearization ---------------------------------------------------------------------------
 
 def _tape_scan_jvp(primals, tangents, *, body, num_tapes, num_consts, reverse, linear, ys_aval):
-    tapes, consts, carry = _parts(primals, num_tapes, num_consts)
-    t_tapes, t_consts, t_carry = _parts(tangents, num_tapes, num_consts)
+    tapes, consts, carry = scan_parts(primals, num_tapes, num_consts)
+    t_tapes, t_consts, t_carry = scan_parts(tangents, num_tapes, num_consts)
     nk = len(carry)
     out_avals = [get_aval_any(c).strip_weak_type() for c in carry] + ([ys_aval] if ys_aval is not None else [])
     params = dict(body=body, num_tapes=num_tapes, num_consts=num_consts, reverse=reverse, linear=linear, ys_aval=ys_aval)
     if all(type(t) is Zero for t in tangents):
         outs = tape_scan_p.bind(*primals, **params)
         return outs, [Zero(tangent_aval(a)) for a in out_avals]
-    field_avals = _field_avals([_tape_aval(t) for t in tapes])
-    sizes = [len(_tape_aval(t).res_avals) for t in tapes]
+    fields = field_avals([tape_aval_of(t) for t in tapes])
+    sizes = [len(tape_aval_of(t).res_avals) for t in tapes]
     in_avals = list(body.in_avals)
     n_in = len(in_avals)
     # Which body inputs carry a tangent: fields of tapes with a tangent tape, and every
     # const / carry (those are instantiated: arrays of a known shape cost nothing here).
     tape_has = [type(t) is not Zero for t in t_tapes]
-    present = [h for h, s in zip(tape_has, sizes) for _ in range(s)] + [True] * (n_in - len(field_avals))
+    present = [h for h, s in zip(tape_has, sizes) for _ in range(s)] + [True] * (n_in - len(fields))
     d_ops = [t for t, h in zip(t_tapes, tape_has) if h] + [instantiate(t) for t in t_consts + t_carry]
     n_ys = len(body.out_avals) - nk
     # A batched ys tape (vmap) ends each record with the lanes' mask: it stays last.
@@ -139,15 +86,15 @@ def _tape_scan_jvp(primals, tangents, *, body, num_tapes, num_consts, reverse, l
     n_ysf = n_ys - nm
     if not is_linearizing(tangents):
         return _joint_jvp(tapes, consts, carry, d_ops, present, tape_has, params, in_avals, nk, n_ysf)
-    fwd, lin, s_avals = cf._split_linear_branch(body, n_in)
+    fwd, lin, s_avals = linearize_jaxpr(body)
     n_s = len(s_avals)
     # fwd: in -> (carry', ys, [mask], s); record s next to ys, and keep the records
     # batched (the lanes' mask last) when the loop is: the transpose needs a mask for
     # the cotangent tapes of batched tapes.
     in_mask, pos = None, 0
     for t, sz in zip(tapes, sizes):
-        if in_mask is None and _tape_aval(t).batch is not None:
-            src = _tape_aval(t)
+        if in_mask is None and tape_aval_of(t).batch is not None:
+            src = tape_aval_of(t)
             in_mask = list(range(pos + sz - src.n_masks, pos + sz))
         pos += sz
     if ysb:
@@ -155,16 +102,16 @@ def _tape_scan_jvp(primals, tangents, *, body, num_tapes, num_consts, reverse, l
         ys_s = ys_aval.with_fields(list(ys_aval.fields) + list(s_avals))
     elif in_mask is not None:
         fwd_fn = jaxpr_as_fun(fwd)
-        fwd = cf._closed(lambda *xs: list(fwd_fn(*xs)) + [xs[i] for i in in_mask], fwd.in_avals)
+        fwd = closed_jaxpr(lambda *xs: list(fwd_fn(*xs)) + [xs[i] for i in in_mask], fwd.in_avals)
         ys_s = src.with_fields(list(body.out_avals[nk:]) + list(s_avals)).update(shape=())
     else:
         ys_s = TapeAval(list(body.out_avals[nk:]) + list(s_avals))
     outs = tape_scan(tapes, consts, carry, fwd, reverse=reverse, linear=(False,) * len(primals), ys_aval=ys_s)
-    ys_tape, s_tape = cf.tape_split_p.bind(outs[nk], n=n_ysf)
+    ys_tape, s_tape = tape_split_p.bind(outs[nk], n=n_ysf)
     primal_out = list(outs[:nk]) + ([ys_tape] if ys_aval is not None else [])
     # lin: (s, d_in) -> (d_carry', d_ys); absent tangent tapes are zeros inside the body.
     lin_fn = jaxpr_as_fun(lin)
-    n_sf = len(_tape_aval(s_tape).res_avals)  # the s tape's fields (with the mask when batched)
+    n_sf = len(tape_aval_of(s_tape).res_avals)  # the s tape's fields (with the mask when batched)
 
     def lin_body(*xs):
         s, d = xs[:n_s], xs[n_sf:]
@@ -172,7 +119,7 @@ def _tape_scan_jvp(primals, tangents, *, body, num_tapes, num_consts, reverse, l
         return list(out[:nk + n_ysf]) + list(xs[n_s:n_s + nm])  # the masks of this record
 
     d_field_avals = [tangent_aval(a) for a, p in zip(in_avals, present) if p]
-    lin_closed = cf._closed(lin_body, list(_tape_aval(s_tape).res_avals) + d_field_avals)
+    lin_closed = closed_jaxpr(lin_body, list(tape_aval_of(s_tape).res_avals) + d_field_avals)
     n_dt = sum(tape_has)
     d_ys = None
     if ys_aval is not None:
@@ -221,7 +168,7 @@ def _joint_jvp(tapes, consts, carry, d_ops, present, tape_has, params, in_avals,
     ta = lambda avs: [tangent_aval(a) for a in avs]  # noqa: E731
     f_avals, c_avals, k_avals = in_avals[:n_fields], in_avals[n_fields:n_fields + nc], in_avals[n_fields + nc:]
     joint_avals = list(f_avals) + [tangent_aval(a) for a, p in zip(f_avals, present) if p] + list(c_avals) + ta(c_avals) + list(k_avals) + ta(k_avals)
-    joint_closed = cf._closed(joint, joint_avals)
+    joint_closed = closed_jaxpr(joint, joint_avals)
     ys_avals = list(body.out_avals[nk:nk + n_ys])
     ys_joint = None
     if ys_aval is not None:
@@ -233,14 +180,14 @@ def _joint_jvp(tapes, consts, carry, d_ops, present, tape_has, params, in_avals,
     k_out, dk_out = list(outs[:nk]), list(outs[nk:2 * nk])
     if ys_aval is None:
         return k_out, dk_out
-    ys, d_ys = cf.tape_split_p.bind(outs[2 * nk], n=n_ys)
+    ys, d_ys = tape_split_p.bind(outs[2 * nk], n=n_ys)
     return k_out + [ys], dk_out + [d_ys]
 
 
 # --- transposition -------------------------------------------------------------------------
 
 def _tape_scan_transpose(cts, *args, body, num_tapes, num_consts, reverse, linear, ys_aval):
-    tapes, consts, carry = _parts(args, num_tapes, num_consts)
+    tapes, consts, carry = scan_parts(args, num_tapes, num_consts)
     nk = len(carry)
     # A carry operand that is a known value is an instantiated zero tangent (a linear
     # program holds no other constants in linear positions): transpose it as linear.
@@ -253,7 +200,7 @@ def _tape_scan_transpose(cts, *args, body, num_tapes, num_consts, reverse, linea
         raise NotImplementedError("tape_scan transpose: no tape left to give the trip count")
     lin_avals = [t.aval for t, m in zip(tapes, lin_tape) if m]
     ys_batched = ys_aval is not None and ys_aval.batch is not None
-    sizes = [len(_tape_aval(t).res_avals) if not m else len(t.aval.res_avals) for t, m in zip(tapes, lin_tape)]
+    sizes = [len(tape_aval_of(t).res_avals) if not m else len(t.aval.res_avals) for t, m in zip(tapes, lin_tape)]
     j = body.jaxpr
     n_fields = sum(sizes)
     field_vars, const_vars, carry_vars = j.invars[:n_fields], j.invars[n_fields:n_fields + num_consts], j.invars[n_fields + num_consts:]
@@ -276,7 +223,7 @@ def _tape_scan_transpose(cts, *args, body, num_tapes, num_consts, reverse, linea
     # batched the same way; where that can be read inside the transposed body:
     mask_at, pos = {}, 0
     for t, m, sz in zip(tapes, lin_tape, sizes):
-        a = _tape_aval(t) if not m else None
+        a = tape_aval_of(t) if not m else None
         if a is not None and a.batch is not None:
             mask_at.setdefault((a.batch, a.inner), list(range(pos + sz - a.n_masks, pos + sz)))
         pos += 0 if m else sz
@@ -318,7 +265,7 @@ def _tape_scan_transpose(cts, *args, body, num_tapes, num_consts, reverse, linea
             return [lax.add(a, c) for a, c in zip(acc, c_ct)] + list(prev_k) + f_ct
 
         t_avals = nonlin_field_avals + (ys_ct_avals if has_ys_ct else []) + nl_const_avals + lin_const_avals + k_ct_avals
-        body_closed = cf._closed(body_t, t_avals)
+        body_closed = closed_jaxpr(body_t, t_avals)
         g_fields = [tangent_aval(a) for i in group for a in lin_avals[i].fields]
         new_ys = None
         if group:
@@ -336,7 +283,7 @@ def _tape_scan_transpose(cts, *args, body, num_tapes, num_consts, reverse, linea
             if n == len(group) - 1:
                 cts_of[i] = rest
             else:
-                cts_of[i], rest = cf.tape_split_p.bind(rest, n=len(lin_avals[i].fields))
+                cts_of[i], rest = tape_split_p.bind(rest, n=len(lin_avals[i].fields))
         return outs[:n_lin_consts], outs[n_lin_consts:n_lin_consts + nk], cts_of
 
     if not groups:  # no linear tapes: a plain reverse scan over the records
@@ -369,9 +316,9 @@ def _tape_scan_batch(args, bdims, *, body, num_tapes, num_consts, reverse, linea
     from funcgrad.core.batch_util import batch_size, batched_aval, bdim_at
     from funcgrad.transforms.batching import batch_flat
 
-    tapes, consts, carry = _parts(args, num_tapes, num_consts)
-    d_tapes, d_consts, _ = _parts(bdims, num_tapes, num_consts)
-    t_avals = [_tape_aval(t) for t in tapes]
+    tapes, consts, carry = scan_parts(args, num_tapes, num_consts)
+    d_tapes, d_consts, _ = scan_parts(bdims, num_tapes, num_consts)
+    t_avals = [tape_aval_of(t) for t in tapes]
     # A tape mapped at this level (bdim 0) has this level's mask last; one with bdim None
     # is shared by the lanes (it may still be batched by an inner vmap: plain fields here).
     for a, d in zip(t_avals, d_tapes):
@@ -380,7 +327,7 @@ def _tape_scan_batch(args, bdims, *, body, num_tapes, num_consts, reverse, linea
     batched_sizes = {a.batch for a, d in zip(t_avals, d_tapes) if d is not None}
     size = batched_sizes.pop() if batched_sizes else batch_size(args[num_tapes:], bdims[num_tapes:])
     consts = [x if d is None else bdim_at(x, d, size, 0) for x, d in zip(consts, d_consts)]
-    carry = [cf._batch_tape(x, d, size) if cf._is_tape(x) else bdim_at(x, d, size, 0)
+    carry = [batch_tape(x, d, size) if is_tape(x) else bdim_at(x, d, size, 0)
              for x, d in zip(carry, bdims[num_tapes + num_consts:])]
     nk, n_ys = len(carry), len(body.out_avals) - len(carry)
     sizes = [len(a.res_avals) for a in t_avals]
@@ -413,7 +360,7 @@ def _tape_scan_batch(args, bdims, *, body, num_tapes, num_consts, reverse, linea
         return list(new) + list(ys) + [mask]
 
     in_avals = ([f for a in t_avals for f in a.res_avals] + [get_aval_any(c) for c in consts] + [get_aval_any(k) for k in carry])
-    new_body = cf._closed(batched_body, in_avals)
+    new_body = closed_jaxpr(batched_body, in_avals)
     new_ys = None
     if ys_aval is not None:
         new_ys = b(ys_aval)
@@ -428,12 +375,12 @@ batch_rules[tape_scan_p] = _tape_scan_batch
 
 def _zeros_tape_like(tape, aval: TapeAval):
     """A tape of zeros of type ``aval`` with as many records as ``tape``."""
-    src = _tape_aval(tape)
+    src = tape_aval_of(tape)
 
     def zeros(*xs):  # a batched tape keeps the lanes' mask (of the same loop) last
         return [zeros_like_aval(a) for a in aval.fields] + list(xs[len(xs) - aval.n_masks:])
 
-    body = cf._closed(zeros, list(src.res_avals))
+    body = closed_jaxpr(zeros, list(src.res_avals))
     (out,) = tape_scan([tape], [], [], body, reverse=False, linear=(False,), ys_aval=aval)
     return out
 
@@ -446,19 +393,19 @@ def _tape_split_transpose(cts, tape, *, n):
         a = _zeros_tape_like(b, a.aval)
     if type(b) is Zero:
         b = _zeros_tape_like(a, b.aval)
-    return [cf.tape_zip_p.bind(a, b)]
+    return [tape_zip_p.bind(a, b)]
 
 
 def _tape_zip_transpose(ct, a, b):
     if type(ct) is Zero:
         return [None, None]
-    n = len(a.aval.res_avals) if is_undefined(a) else len(_tape_aval(a).res_avals)
-    pa, pb = cf.tape_split_p.bind(ct, n=n)
+    n = len(a.aval.res_avals) if is_undefined(a) else len(tape_aval_of(a).res_avals)
+    pa, pb = tape_split_p.bind(ct, n=n)
     return [pa if is_undefined(a) else None, pb if is_undefined(b) else None]
 
 
-transpose_rules[cf.tape_split_p] = _tape_split_transpose
-transpose_rules[cf.tape_zip_p] = _tape_zip_transpose
+transpose_rules[tape_split_p] = _tape_split_transpose
+transpose_rules[tape_zip_p] = _tape_zip_transpose
 
 
 # --- while_tape and tape_apply under linearization -----------------------------------------
@@ -470,14 +417,14 @@ def while_tape_linearize(cc, bc, carry, t_bc, t_carry, *, cond_jaxpr, body_jaxpr
     nb, nk = len(bc), len(carry)
     nm = tape_aval.n_masks  # vmapped: records end with the lanes' masks (one per level)
     n_rf = len(tape_aval.fields)
-    fwd, lin, s_avals = cf._split_linear_branch(body_jaxpr, nb + nk)
+    fwd, lin, s_avals = linearize_jaxpr(body_jaxpr)
     n_s = len(s_avals)
     if nm:  # fwd: (k', r, masks, s) -> record (r, s, masks)
         o = nk + n_rf
         fwd = _permuted(fwd, list(range(o)) + list(range(o + nm, o + nm + n_s)) + list(range(o, o + nm)))
-    outs = cf.while_tape_p.bind(*cc, *bc, *carry, cond_jaxpr=cond_jaxpr, body_jaxpr=fwd, cond_nconsts=cond_nconsts,
+    outs = while_tape_p.bind(*cc, *bc, *carry, cond_jaxpr=cond_jaxpr, body_jaxpr=fwd, cond_nconsts=cond_nconsts,
                                 body_nconsts=nb, tape_aval=tape_aval.with_fields(list(tape_aval.fields) + list(s_avals)))
-    r_tape, s_tape = cf.tape_split_p.bind(outs[nk], n=n_rf)
+    r_tape, s_tape = tape_split_p.bind(outs[nk], n=n_rf)
     d_in = [instantiate(t) for t in list(t_bc) + list(t_carry)]
     lin_fn = jaxpr_as_fun(lin)
 
@@ -485,7 +432,7 @@ def while_tape_linearize(cc, bc, carry, t_bc, t_carry, *, cond_jaxpr, body_jaxpr
         out = lin_fn(*xs[:n_s], *xs[n_s + nm:])
         return list(out[:nk + n_rf]) + list(xs[n_s:n_s + nm])
 
-    lin_closed = cf._closed(lin_body, list(_tape_aval(s_tape).res_avals) + [tangent_aval(a) for a in body_jaxpr.in_avals])
+    lin_closed = closed_jaxpr(lin_body, list(tape_aval_of(s_tape).res_avals) + [tangent_aval(a) for a in body_jaxpr.in_avals])
     d_r = tape_aval.with_fields([tangent_aval(a) for a in tape_aval.fields])
     t_out = tape_scan([s_tape], d_in[:nb], d_in[nb:], lin_closed, reverse=False, linear=(False,) + (True,) * len(d_in),
                       ys_aval=d_r)
@@ -498,35 +445,17 @@ def tape_apply_as_scan_jvp(primals, tangents, *, body, num_consts, reverse, line
                           linear=(False,) + tuple(linear), ys_aval=None)
 
 
-# --- zero tapes and sums of tapes (instantiated symbolic zeros, accumulated cotangents) --------
-# A zero tape has no length of its own: it reads as zeros for as many records as the
-# tapes it is scanned or zipped with. ``ad_util.zeros_like_aval`` / ``add_tangents``
-# call these for tapes.
-tape_zeros_p = Primitive("tape_zeros")
 
-
-tape_zeros_p.def_impl(lambda *, aval: cf.zero_value(aval))
-tape_zeros_p.def_abstract_eval(lambda *, aval: aval)
+# --- tapes made from nothing: zero tapes (no length of their own) and empty placeholders ----
 jvp_rules[tape_zeros_p] = lambda primals, tangents, *, aval: (tape_zeros_p.bind(aval=aval), Zero(aval))
 allow_missing("batch", tape_zeros_p, "takes no operands, so it is never batched")
 allow_missing("transpose", tape_zeros_p, "takes no operands")
+jvp_rules[tape_empty_p] = lambda primals, tangents, *, aval: (tape_empty_p.bind(aval=aval), Zero(aval))
+allow_missing("batch", tape_empty_p, "takes no operands, so it is never batched")
+allow_missing("transpose", tape_empty_p, "tapes are residual storage, not linear values")
 
 
-def _add_tapes(a, b):
-    aval = _tape_aval(a)
-    if aval.shape:
-        raise NotImplementedError("adding stacks of tapes is not supported yet")
-    from funcgrad.core import lax_api as lax
-
-    n = len(aval.res_avals)
-    body = cf._closed(lambda *xs: [lax.add(x, y) for x, y in zip(xs[:n], xs[n:])], list(aval.res_avals) * 2)
-    (out,) = tape_scan([a, b], [], [], body, reverse=False, linear=(True, True), ys_aval=aval)
-    return out
-
-
-TAPE_OPS["zeros"] = lambda aval: tape_zeros_p.bind(aval=aval)
-TAPE_OPS["add"] = _add_tapes
-
+# --- vmap of values that hold tapes ----------------------------------------------------------
 
 def tape_broadcast(tape, size: int):
     """A shared (unbatched) tape as a batched tape: every field gains a leading axis of
@@ -534,11 +463,11 @@ def tape_broadcast(tape, size: int):
     from funcgrad.core import lax_api as lax
     from funcgrad.core.batch_util import batched_aval
 
-    aval = _tape_aval(tape)
+    aval = tape_aval_of(tape)
     if aval.shape:  # a stack of tapes: broadcast each, in a scan over the stack
         inner = aval.update(shape=aval.shape[1:])
-        body = cf._closed(lambda t: [tape_broadcast(t, size)], [inner])
-        (out,) = cf.scan_p.bind(tape, jaxpr=body, num_consts=0, num_carry=0, length=aval.shape[0], reverse=False)
+        body = closed_jaxpr(lambda t: [tape_broadcast(t, size)], [inner])
+        (out,) = scan_p.bind(tape, jaxpr=body, num_consts=0, num_carry=0, length=aval.shape[0], reverse=False)
         return out
 
     def bcast(*fields):
@@ -547,6 +476,11 @@ def tape_broadcast(tape, size: int):
                for f in fields]
         return out + [lax.broadcast_in_dim(np.array(True), (size,), ())]
 
-    body = cf._closed(bcast, list(aval.res_avals))
+    body = closed_jaxpr(bcast, list(aval.res_avals))
     (out,) = tape_scan([tape], [], [], body, reverse=False, linear=(False,), ys_aval=batched_aval(aval, size))
     return out
+
+
+def batch_tape(x, d, size: int):
+    """A tape operand of a batch rule as a batched tape (a shared one is broadcast)."""
+    return x if d is not None else tape_broadcast(x, size)

@@ -1,0 +1,148 @@
+"""Structured control flow primitives: ``cond``, ``while``, ``scan``.
+
+Each carries closed sub-jaxprs (``jaxpr_params``). Only the declaration lives here:
+name, NumPy ``impl`` (the jaxpr evaluator over the sub-jaxprs) and ``abstract_eval``.
+Their transform rules rewrite the sub-jaxprs with the interpreters, so they live beside
+them in ``funcgrad/transforms/control_flow/``; their lower rules in
+``funcgrad/lowering/control_flow.py``.
+
+Values of non-array types (registered by a module outside core) may flow through a
+scan's ``xs``/``ys``: ``stack_rules`` says how the eager ``impl`` stacks them.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from funcgrad.core.interpret import eval_jaxpr
+from funcgrad.core.primitive import Primitive
+
+
+def describe_mismatch(what, names, trees, avals_lists):
+    """Why two functions' outputs disagree (structure, then leaf types), or None."""
+    if trees[0] != trees[1]:
+        return f"{what}: {names[0]} returns structure {trees[0]} but {names[1]} returns {trees[1]}"
+    for i, (a, b) in enumerate(zip(*avals_lists)):
+        if not a.same_type(b):
+            return f"{what}: output leaf {i} is {a.str_short()} in {names[0]} but {b.str_short()} in {names[1]}"
+    return None
+
+
+# --- cond ------------------------------------------------------------------------------------
+
+cond_p = Primitive("cond", multiple_results=True)
+cond_p.jaxpr_params = ("branches",)
+
+
+@cond_p.def_impl
+def _cond_impl(index, *operands, branches):
+    i = int(np.clip(int(index), 0, len(branches) - 1))
+    return eval_jaxpr(branches[i].jaxpr, branches[i].consts, *operands)
+
+
+@cond_p.def_abstract_eval
+def _cond_abstract_eval(index, *operands, branches):
+    if index.shape != () or index.dtype != np.int32:
+        raise TypeError(f"cond: index must be an int32 scalar, got {index.str_short()}")
+    for k, br in enumerate(branches):
+        if len(br.in_avals) != len(operands) or not all(a.same_type(b) for a, b in zip(br.in_avals, operands)):
+            raise TypeError(f"cond: branch {k} takes {[a.str_short() for a in br.in_avals]} but operands are {[a.str_short() for a in operands]}")
+        msg = describe_mismatch("cond", ("branch 0", f"branch {k}"), (None, None), (branches[0].out_avals, br.out_avals))
+        if msg or len(br.out_avals) != len(branches[0].out_avals):
+            raise TypeError(msg or "cond: branches return different numbers of outputs")
+    return [a.strip_weak_type() for a in branches[0].out_avals]
+
+
+# --- while -----------------------------------------------------------------------------------
+
+while_p = Primitive("while", multiple_results=True)
+while_p.jaxpr_params = ("cond_jaxpr", "body_jaxpr")
+
+
+def while_parts(args, cond_nconsts, body_nconsts):
+    """(cond consts, body consts, carry) of a while-like equation's operands."""
+    return args[:cond_nconsts], args[cond_nconsts:cond_nconsts + body_nconsts], list(args[cond_nconsts + body_nconsts:])
+
+
+@while_p.def_impl
+def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cc, bc, carry = while_parts(args, cond_nconsts, body_nconsts)
+    while bool(eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *cc, *carry)[0]):
+        carry = eval_jaxpr(body_jaxpr.jaxpr, body_jaxpr.consts, *bc, *carry)
+    return carry
+
+
+@while_p.def_abstract_eval
+def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cc, bc, carry = while_parts(avals, cond_nconsts, body_nconsts)
+    (pred,) = cond_jaxpr.out_avals
+    if pred.shape != () or pred.dtype != np.bool_:
+        raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got {pred.str_short()}")
+    for k, (a, b) in enumerate(zip(carry, body_jaxpr.out_avals)):
+        if not a.same_type(b):
+            raise TypeError(f"while_loop: carry leaf {k} enters the body as {a.str_short()} but leaves as {b.str_short()}")
+    return [a.strip_weak_type() for a in carry]
+
+
+# --- scan ------------------------------------------------------------------------------------
+
+scan_p = Primitive("scan", multiple_results=True)
+scan_p.jaxpr_params = ("jaxpr",)
+
+# aval type -> ``stack(values, stacked_aval)``: how the eager scan stacks per-iteration
+# ``ys`` that are not arrays. The stacked value is indexed with ``[i]`` when scanned over.
+stack_rules: dict[type, Callable] = {}
+
+
+def stacked_aval(aval, n):
+    """Aval of ``n`` values of type ``aval`` stacked on a new leading axis."""
+    return aval.update(shape=(n,) + aval.shape)
+
+
+def unstacked_aval(aval):
+    return aval.update(shape=aval.shape[1:])
+
+
+def _stack(values, aval, length):
+    rule = stack_rules.get(type(aval))
+    if rule is not None:
+        return rule(values, stacked_aval(aval, length))
+    if length == 0:
+        return np.empty((0,) + aval.shape, aval.dtype)
+    return np.stack([np.asarray(v, aval.dtype) for v in values])
+
+
+def _index(x, i):
+    # Arrays through NumPy; stacks of other value types by their own indexing.
+    return np.asarray(x)[i] if isinstance(x, (np.ndarray, np.generic)) else x[i]
+
+
+@scan_p.def_impl
+def _scan_impl(*args, jaxpr, num_consts, num_carry, length, reverse, linear=None):
+    consts, carry, xs = args[:num_consts], list(args[num_consts:num_consts + num_carry]), args[num_consts + num_carry:]
+    y_avals = jaxpr.out_avals[num_carry:]
+    ys = [[None] * length for _ in y_avals]
+    order = range(length - 1, -1, -1) if reverse else range(length)
+    for i in order:
+        out = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *carry, *[_index(x, i) for x in xs])
+        carry = out[:num_carry]
+        for k, y in enumerate(out[num_carry:]):
+            ys[k][i] = y
+    return list(carry) + [_stack(v, a, length) for v, a in zip(ys, y_avals)]
+
+
+@scan_p.def_abstract_eval
+def _scan_abstract_eval(*avals, jaxpr, num_consts, num_carry, length, reverse, linear=None):
+    consts, carry, xs = avals[:num_consts], avals[num_consts:num_consts + num_carry], avals[num_consts + num_carry:]
+    for x in xs:
+        if not x.shape or x.shape[0] != length:
+            raise TypeError(f"scan: scanned input {x.str_short()} must have leading dimension {length}")
+    expect = list(consts) + list(carry) + [unstacked_aval(x) for x in xs]
+    if len(expect) != len(jaxpr.in_avals) or not all(a.same_type(b) for a, b in zip(expect, jaxpr.in_avals)):
+        raise TypeError("scan: body inputs " + str([a.str_short() for a in jaxpr.in_avals]) + " do not match operands " + str([a.str_short() for a in expect]))
+    outs = jaxpr.out_avals
+    for k, (a, b) in enumerate(zip(carry, outs[:num_carry])):
+        if not a.same_type(b):
+            raise TypeError(f"scan: carry leaf {k} enters the body as {a.str_short()} but leaves as {b.str_short()}")
+    return [a.strip_weak_type() for a in outs[:num_carry]] + [stacked_aval(a, length) for a in outs[num_carry:]]
