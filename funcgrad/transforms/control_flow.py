@@ -1178,6 +1178,7 @@ def _tape_split_abstract_eval(tape, *, n):
 
 
 tape_zip_p = Primitive("tape_zip")
+allow_missing("eager_vjp", tape_zip_p, "uses the general reverse mode for this one primitive: a run-time tape op")
 
 
 def _zip_avals(a, b):
@@ -1316,5 +1317,6 @@ tape_empty_p.def_abstract_eval(lambda *, aval: aval)
 jvp_rules[tape_empty_p] = lambda primals, tangents, *, aval: (tape_empty_p.bind(aval=aval), Zero(aval))
 allow_missing("batch", tape_empty_p, "takes no operands, so it is never batched")
 allow_missing("transpose", tape_empty_p, "tapes are residual storage, not linear values")
+allow_missing("eager_vjp", tape_empty_p, "takes no operands: nothing to send a cotangent to")
 
 from funcgrad.transforms import tape_scan  # noqa: E402  (its rules build on the primitives above)

@@ -510,6 +510,7 @@ tape_zeros_p.def_abstract_eval(lambda *, aval: aval)
 jvp_rules[tape_zeros_p] = lambda primals, tangents, *, aval: (tape_zeros_p.bind(aval=aval), Zero(aval))
 allow_missing("batch", tape_zeros_p, "takes no operands, so it is never batched")
 allow_missing("transpose", tape_zeros_p, "takes no operands")
+allow_missing("eager_vjp", tape_zeros_p, "takes no operands: nothing to send a cotangent to")
 
 
 def _add_tapes(a, b):

@@ -195,7 +195,7 @@ def _scatter_abstract_eval(operand, indices, updates, *, kind, mode):
 # (Kept together at the end of this family file: each block names its primitive.)
 from funcgrad.core import ad_util as ad  # noqa: E402
 from funcgrad.core.ad_util import Zero, is_undefined  # noqa: E402
-from funcgrad.core.primitive import jvp_rules  # noqa: E402
+from funcgrad.core.primitive import GENERAL_PATH, allow_missing, jvp_rules  # noqa: E402
 from funcgrad.core.trace import get_aval_any  # noqa: E402
 
 
@@ -218,6 +218,7 @@ def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
 
 jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
 ad.deftranspose(dynamic_slice_p, _dynamic_slice_transpose)
+ad.defvjp_eager_from_transpose(dynamic_slice_p)
 
 
 # dynamic_update_slice: jointly linear in (operand, update).
@@ -239,6 +240,7 @@ def _dynamic_update_slice_transpose(ct, x, update, *starts):
 
 jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
 ad.deftranspose(dynamic_update_slice_p, _dynamic_update_slice_transpose)
+ad.defvjp_eager_from_transpose(dynamic_update_slice_p)
 
 
 # gather: linear in the operand (filled positions have zero tangent).
@@ -260,6 +262,7 @@ def _gather_transpose(ct, operand, indices, *, mode, fill_value=None):
 
 jvp_rules[gather_p] = _gather_jvp
 ad.deftranspose(gather_p, _gather_transpose)
+ad.defvjp_eager_from_transpose(gather_p)
 
 
 def _gather_back(x, indices, mode):
@@ -324,6 +327,7 @@ def _set_winners(indices, u_aval, ct, mode):
 
 jvp_rules[scatter_p] = _scatter_jvp
 ad.deftranspose(scatter_p, _scatter_transpose)
+allow_missing("eager_vjp", scatter_p, GENERAL_PATH + "no NumPy rule is written (linear only for kinds add, set)")
 
 
 # --- batching rules (vmap) ------------------------------------------------------------------

@@ -7,7 +7,7 @@ import numpy as np
 from funcgrad.core import dtypes
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.ad_util import deflinear, defjvp_zero, is_undefined
-from funcgrad.core.primitive import Primitive, allow_missing
+from funcgrad.core.primitive import AVALS, NOTHING, Primitive, allow_missing, defvjp_eager
 from funcgrad.core.trace import get_aval_any
 from funcgrad.core.prims._checks import check_axes
 
@@ -75,6 +75,20 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
 deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
+def _broadcast_in_dim_vjp(ct, ans, p, which, *, shape, broadcast_dimensions):
+    in_shape = p[0].shape
+    kept = set(broadcast_dimensions)
+    expanded = [d for i, d in enumerate(broadcast_dimensions) if in_shape[i] == 1 and shape[d] != 1]
+    summed = tuple(sorted([d for d in range(len(shape)) if d not in kept] + expanded))
+    ct = np.asarray(ct)
+    if summed:
+        ct = np.add.reduce(ct, axis=summed, dtype=ct.dtype)
+    return [ct.reshape(in_shape)]
+
+
+defvjp_eager(broadcast_in_dim_p, _broadcast_in_dim_vjp, primals=AVALS)
+
+
 # --- reshape (row-major) ----------------------------------------------------------------
 reshape_p = Primitive("reshape")
 
@@ -93,6 +107,7 @@ def _reshape_abstract_eval(x, *, new_sizes):
 
 
 deflinear(reshape_p, lambda ct, x, *, new_sizes: [lax.reshape(ct, x.aval.shape)])
+defvjp_eager(reshape_p, lambda ct, ans, p, which, *, new_sizes: [np.reshape(ct, p[0].shape)], primals=AVALS)
 
 
 def _inverse_perm(perm):
@@ -117,6 +132,8 @@ def _transpose_abstract_eval(x, *, permutation):
 
 
 deflinear(transpose_p, lambda ct, x, *, permutation: [lax.transpose(ct, _inverse_perm(permutation))])
+defvjp_eager(transpose_p, lambda ct, ans, p, which, *, permutation: [np.transpose(ct, _inverse_perm(permutation))],
+             primals=NOTHING)
 
 
 # --- rev (flip along dimensions) ----------------------------------------------------------
@@ -184,6 +201,21 @@ def _concatenate_transpose(ct, *xs, dimension):
 
 
 deflinear(concatenate_p, _concatenate_transpose)
+
+
+def _concatenate_vjp(ct, ans, p, which, *, dimension):
+    got, start = [None] * len(p), 0
+    index = [slice(None)] * np.ndim(ct)
+    for i, x in enumerate(p):
+        size = x.shape[dimension]
+        if i in which:
+            index[dimension] = slice(start, start + size)
+            got[i] = ct[tuple(index)]
+        start += size
+    return got
+
+
+defvjp_eager(concatenate_p, _concatenate_vjp, primals=AVALS)
 
 
 # --- pad: (low, high, interior) per dimension; negative low/high crop ---------------------
@@ -287,6 +319,17 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides=None):
 
 
 deflinear(slice_p, _slice_transpose)
+
+
+def _slice_vjp(ct, ans, p, which, *, start_indices, limit_indices, strides=None):
+    x = p[0]
+    out = np.zeros(x.shape, np.asarray(ct).dtype)
+    strides = strides or (1,) * len(start_indices)
+    out[tuple(slice(s, lim, st) for s, lim, st in zip(start_indices, limit_indices, strides))] = ct
+    return [out]
+
+
+defvjp_eager(slice_p, _slice_vjp, primals=AVALS)
 
 
 # --- iota: 0, 1, 2, ... along one dimension of a new array --------------------------------
