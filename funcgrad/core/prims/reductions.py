@@ -9,11 +9,28 @@ from funcgrad.core import dtypes
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core import ad_util as ad
 from funcgrad.core.ad_util import Zero, deflinear, defjvp_zero
-from funcgrad.core.primitive import GENERAL_PATH, AVALS, Primitive, allow_missing, defvjp_eager, impl_rules, jvp_rules
+from funcgrad.core.primitive import (
+    AVALS,
+    GENERAL_PATH,
+    Primitive,
+    allow_missing,
+    batch_rules,
+    defvjp_eager,
+    impl_rules,
+    jvp_rules,
+)
 from funcgrad.core.prims._checks import check_axes, check_kind
 from funcgrad.core.prims import elementwise as _ew
 from funcgrad.core.prims import structural as _st
 from funcgrad.core.trace import get_aval_any
+
+
+def _batch_rule(prim):
+    def register(rule):
+        batch_rules[prim] = rule
+        return rule
+
+    return register
 
 
 # Identities of the reductions' monoids, per dtype (a NumPy scalar of that dtype).
@@ -74,6 +91,13 @@ def reduction(name: str, ufunc, kinds: str, *, combiner: Primitive, identity, ke
     prim.kinds = kinds
     prim.combiner = combiner
     prim.identity = identity
+
+    @_batch_rule(prim)
+    def _batch(args, bdims, *, axes):  # renumber the reduced axes around the batch axis
+        (x,), (d,) = args, bdims
+        new_axes = tuple(a + (a >= d) for a in axes)
+        return prim.bind(x, axes=new_axes), d - sum(a < d for a in new_axes)
+
     return prim
 
 
@@ -190,6 +214,12 @@ def arg_reduction(name: str, impl) -> Primitive:
         idt = dtypes.canonicalize(index_dtype, what=f"{name} index_dtype")
         return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i != axis), idt, False)
 
+    @_batch_rule(prim)
+    def _batch(args, bdims, *, axis, index_dtype):
+        (x,), (d,) = args, bdims
+        ax = axis + (axis >= d)
+        return prim.bind(x, axis=ax, index_dtype=index_dtype), d - (ax < d)
+
     return prim
 
 
@@ -218,6 +248,11 @@ def cumulative(name: str, impl, *, combiner: Primitive, identity) -> Primitive:
         check_kind(name, x, "if")
         check_axes(name, (axis,), x.ndim, "axis")
         return x
+
+    @_batch_rule(prim)
+    def _batch(args, bdims, *, axis, reverse=False):
+        (x,), (d,) = args, bdims
+        return prim.bind(x, axis=axis + (axis >= d), reverse=reverse), d
 
     return prim
 
@@ -271,47 +306,5 @@ allow_missing("eager_vjp", cumprod_p, _PRODUCT_SCAN)
 
 _aval = get_aval_any
 
-
-
-# --- batching rules (vmap): renumber the static axes around the batch axis ---------------
-from funcgrad.core.primitive import batch_rules  # noqa: E402
-
-
-def _reduction_batch(prim):
-    def rule(args, bdims, *, axes):
-        (x,), (d,) = args, bdims
-        new_axes = tuple(a + (a >= d) for a in axes)
-        return prim.bind(x, axes=new_axes), d - sum(a < d for a in new_axes)
-
-    batch_rules[prim] = rule
-
-
-for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p):
-    _reduction_batch(_p)
-
-
-def _arg_reduction_batch(prim):
-    def rule(args, bdims, *, axis, index_dtype):
-        (x,), (d,) = args, bdims
-        ax = axis + (axis >= d)
-        return prim.bind(x, axis=ax, index_dtype=index_dtype), d - (ax < d)
-
-    batch_rules[prim] = rule
-
-
-_arg_reduction_batch(argmax_p)
-_arg_reduction_batch(argmin_p)
-
-
-def _cumulative_batch(prim):
-    def rule(args, bdims, *, axis, reverse=False):
-        (x,), (d,) = args, bdims
-        return prim.bind(x, axis=axis + (axis >= d), reverse=reverse), d
-
-    batch_rules[prim] = rule
-
-
-_cumulative_batch(cumsum_p)
-_cumulative_batch(cumprod_p)
 
 from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)
