@@ -19,9 +19,14 @@ import numpy as np
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.primitive import (
     ALLOWED_MISSING,
+    GENERAL_PATH,
     PRIMITIVES,
+    VALUES,
     Primitive,
     allow_missing,
+    def_no_eager_record,
+    defvjp_eager,
+    eager_vjp_rules,
     impl_rules,
     jvp_rules,
     transpose_rules,
@@ -137,20 +142,65 @@ def deftranspose(prim: Primitive, rule) -> None:
     ALLOWED_MISSING["transpose"].pop(prim.name, None)
 
 
-# What the rule helpers below registered, by shape of rule. The eager reverse mode
-# (``transforms/eager_vjp.py``) derives cotangent rules from these: an elementwise
-# op's partials are pointwise scalings of ``g`` (so each is its own transpose), a linear
-# op's transpose rule applies as it is, and a zero-tangent op needs no record at all.
-jvp_partials: dict = {}  # Primitive -> partials, from defjvp
-linear_prims: set = set()  # from deflinear: linear in all its (float) inputs jointly
-zero_tangent_prims: set = set()  # from defjvp_zero
+# The helpers below also fill in the eager cotangent rule (``eager_vjp`` table, see
+# ``core/primitive.py``) when it follows from the rule they register: an elementwise op's
+# partials are pointwise scalings of ``g`` (so each is its own transpose), a linear op's
+# transpose rule applies as it is, and a zero-tangent op needs no record at all. The
+# derivation happens here, at registration, so the eager tape only looks the rule up.
+
+def partials_vjp_rule(partials):
+    """Eager cotangent rule of an elementwise primitive from its ``defjvp`` partials:
+    d out[k] / d x_i[k] is a number, so the tangent map ``g -> partial(g)`` is a pointwise
+    product and equals its own transpose (the partials' ``lax`` calls run eagerly)."""
+
+    def rule(ct, ans, primals, which, **params):
+        got = [None] * len(primals)
+        for i in which:
+            fn = partials[i]
+            if fn is not None:
+                got[i] = fn(ct, ans, *primals, **params)
+        return got
+
+    return rule
+
+
+def partials_zero_if(partials):
+    """``zero_if`` for partials with ``None`` entries (e.g. copysign's sign operand)."""
+    if all(fn is not None for fn in partials):
+        return None
+    return lambda which, params: all(partials[i] is None for i in which)
+
+
+def transpose_vjp_rule(transpose):
+    """Eager cotangent rule of a linear primitive: its transpose rule, with
+    ``UndefinedPrimal`` at the positions being differentiated."""
+
+    def rule(ct, ans, primals, which, **params):
+        args = list(primals)
+        for i in which:
+            args[i] = UndefinedPrimal(get_aval_any(primals[i]))
+        return transpose(ct, *args, **params)
+
+    return rule
+
+
+def defvjp_eager_from_transpose(prim: Primitive) -> None:
+    """Declare ``prim`` linear in its float inputs jointly (though it has its own JVP
+    rule): its eager cotangent rule is its transpose rule (register that first)."""
+    defvjp_eager(prim, transpose_vjp_rule(transpose_rules[prim]), primals=VALUES)
+
+
+NOT_POINTWISE = GENERAL_PATH + "not elementwise, so its JVP partials are not their own transposes"
 
 
 def defjvp(prim: Primitive, *partials) -> None:
     """JVP as a sum of per-argument contributions: ``partials[i](g, ans, *primals,
     **params)`` is the tangent contributed by argument ``i`` with tangent ``g``
-    (``None`` for arguments without one). Zero tangents are skipped."""
-    jvp_partials[prim] = partials
+    (``None`` for arguments without one). Zero tangents are skipped.
+
+    For a primitive declared ``elementwise`` this also registers the eager cotangent
+    rule derived from the partials (a hand-written ``defvjp_eager`` after it replaces it).
+    """
 
     def rule(primals, tangents, **params):
         ans = bind(prim, *primals, **params)
@@ -165,11 +215,16 @@ def defjvp(prim: Primitive, *partials) -> None:
 
     jvp_rules[prim] = rule
     nonlinear(prim)
+    if prim.elementwise and not prim.multiple_results:
+        defvjp_eager(prim, partials_vjp_rule(partials), primals=VALUES, ans=True, zero_if=partials_zero_if(partials))
+    elif prim not in eager_vjp_rules:
+        allow_missing("eager_vjp", prim, NOT_POINTWISE)
 
 
 def defjvp_zero(prim: Primitive) -> None:
-    """Piecewise-constant or integer-valued op: its tangent is zero everywhere."""
-    zero_tangent_prims.add(prim)
+    """Piecewise-constant or integer-valued op: its tangent is zero everywhere (so the
+    eager tape records nothing for it)."""
+    def_no_eager_record(prim)
 
     def rule(primals, tangents, **params):
         ans = bind(prim, *primals, **params)
@@ -183,8 +238,8 @@ def defjvp_zero(prim: Primitive) -> None:
 
 def deflinear(prim: Primitive, transpose=None) -> None:
     """An op linear in all its array inputs: the tangent is the op applied to the
-    tangents (zeros instantiated only if some are non-zero)."""
-    linear_prims.add(prim)
+    tangents (zeros instantiated only if some are non-zero). With ``transpose``, the
+    eager cotangent rule is that transpose rule (``transpose_vjp_rule``)."""
 
     def rule(primals, tangents, **params):
         ans = bind(prim, *primals, **params)
@@ -199,3 +254,5 @@ def deflinear(prim: Primitive, transpose=None) -> None:
     jvp_rules[prim] = rule
     if transpose is not None:
         deftranspose(prim, transpose)
+        if not prim.multiple_results:
+            defvjp_eager(prim, transpose_vjp_rule(transpose), primals=VALUES)

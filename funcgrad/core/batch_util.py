@@ -88,7 +88,9 @@ def elementwise_batcher(prim: Primitive):
 
 
 def defbatch_elementwise(prim: Primitive) -> None:
-    prim.elementwise = True
+    """Register ``elementwise_batcher`` for a primitive declared elementwise."""
+    if not prim.elementwise:
+        raise ValueError(f"{prim.name}: declare it elementwise (Primitive(..., elementwise=True)) to batch it so")
     batch_rules[prim] = elementwise_batcher(prim)
 
 

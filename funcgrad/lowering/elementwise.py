@@ -78,9 +78,15 @@ def _is_finite(b, x):
     return b.cmp("fcmp", "olt", ax, const(x.dtype, np.inf))
 
 
-for _name in ("exp", "log", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan",
-              "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "cbrt"):
-    elementwise(getattr(ew, f"{_name}_p"), math_fn(_name))
+# primitive -> the C / ``vecmath`` function computing it
+_MATH_FUNCTIONS = {
+    ew.exp_p: "exp", ew.log_p: "log", ew.log1p_p: "log1p", ew.expm1_p: "expm1",
+    ew.sin_p: "sin", ew.cos_p: "cos", ew.tan_p: "tan", ew.asin_p: "asin", ew.acos_p: "acos", ew.atan_p: "atan",
+    ew.sinh_p: "sinh", ew.cosh_p: "cosh", ew.tanh_p: "tanh", ew.asinh_p: "asinh", ew.acosh_p: "acosh",
+    ew.atanh_p: "atanh", ew.cbrt_p: "cbrt",
+}
+for _prim, _fn in _MATH_FUNCTIONS.items():
+    elementwise(_prim, math_fn(_fn))
 elementwise(ew.sqrt_p, _unary_intrinsic("sqrt"))
 elementwise(ew.floor_p, _unary_intrinsic("floor"), cheap=True)
 elementwise(ew.ceil_p, _unary_intrinsic("ceil"), cheap=True)
@@ -221,22 +227,23 @@ elementwise(ew.and_p, lambda b, x, y: b.op("and", x, y), cheap=True)
 elementwise(ew.or_p, lambda b, x, y: b.op("or", x, y), cheap=True)
 elementwise(ew.xor_p, lambda b, x, y: b.op("xor", x, y), cheap=True)
 
-_FCMP = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
-_ICMP = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
-_BCMP = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
+def _compare(fpred: str, ipred: str, bpred: str):
+    """Comparison emitter with its LLVM predicates for floats, ints and bools."""
 
-
-def _compare(name):
     def emit(b, x, y):
         if _is_float(x):
-            return b.cmp("fcmp", _FCMP[name], x, y)
-        return b.cmp("icmp", (_BCMP if x.dtype == BOOL else _ICMP)[name], x, y)
+            return b.cmp("fcmp", fpred, x, y)
+        return b.cmp("icmp", bpred if x.dtype == BOOL else ipred, x, y)
 
     return emit
 
 
-for _name in _FCMP:
-    elementwise(getattr(ew, f"{_name}_p"), _compare(_name), cheap=True)
+elementwise(ew.eq_p, _compare("oeq", "eq", "eq"), cheap=True)
+elementwise(ew.ne_p, _compare("une", "ne", "ne"), cheap=True)
+elementwise(ew.lt_p, _compare("olt", "slt", "ult"), cheap=True)
+elementwise(ew.le_p, _compare("ole", "sle", "ule"), cheap=True)
+elementwise(ew.gt_p, _compare("ogt", "sgt", "ugt"), cheap=True)
+elementwise(ew.ge_p, _compare("oge", "sge", "uge"), cheap=True)
 
 elementwise(ew.stop_gradient_p, lambda b, x: x, cheap=True)
 

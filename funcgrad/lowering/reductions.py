@@ -6,43 +6,65 @@ row-major order: trailing reduced axes accumulate in a register (with ``reassoc`
 fast-math on float sums/products only, which lets LLVM vectorise the accumulator);
 a kept innermost axis accumulates into the output row, which vectorises too.
 Cumulative scans are sequential and strict, so they match NumPy bitwise.
+
+Each reduction and scan declares its monoid (``core/prims/reductions.py``): the combiner,
+a binary elementwise primitive, and ``identity(dtype)``. ``_COMBINE`` below maps each
+combiner to its scalar step, so no rule here looks at a primitive's name.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.core.prims import elementwise as ew
 from funcgrad.core.prims import reductions as rd
 from funcgrad.lowering.builder import BOOL, I64, Value, const
 from funcgrad.lowering.context import lower_materialized
 from funcgrad.lowering.elementwise import convert, intrinsic
 
 
-def _identity(kind: str, dtype) -> Value:
+def _identity(prim, dtype) -> Value:
+    """The identity of ``prim``'s monoid as a constant of ``dtype``."""
     dtype = np.dtype(dtype)
-    if kind == "sum":
-        return const(dtype, 0)
-    if kind == "prod":
-        return const(dtype, 1)
-    if dtype == BOOL:
-        return const(dtype, kind == "min")
-    if dtype.kind == "f":
-        return const(dtype, -np.inf if kind == "max" else np.inf)
-    info = np.iinfo(dtype)
-    return const(dtype, info.min if kind == "max" else info.max)
+    return const(dtype, prim.identity(dtype))
 
 
-def _combine(b, kind: str, acc: Value, x: Value) -> Value:
-    f = acc.dtype.kind == "f"
-    if kind == "sum":
-        return b.op("fadd", acc, x, flags="reassoc") if f else b.op("add", acc, x)
-    if kind == "prod":
-        return b.op("fmul", acc, x, flags="reassoc") if f else b.op("mul", acc, x)
-    if acc.dtype == BOOL:
-        return b.op("or" if kind == "max" else "and", acc, x)
-    if f:  # NaN-propagating, like numpy.max/min
-        return intrinsic("maximum" if kind == "max" else "minimum", acc, x, b=b)
-    name = f"llvm.{'smax' if kind == 'max' else 'smin'}.{acc.ty}"
-    return b.call(name, acc.dtype, acc, x, decl=f"declare {acc.ty} @{name}({acc.ty}, {acc.ty})")
+def _arith(fop: str, iop: str):
+    """Sum/product step; ``reassoc`` lets LLVM reorder a float accumulation (vectorise)."""
+
+    def combine(b, acc: Value, x: Value, reassoc: bool) -> Value:
+        if acc.dtype.kind == "f":
+            return b.op(fop, acc, x, flags="reassoc" if reassoc else "")
+        return b.op(iop, acc, x)
+
+    return combine
+
+
+def _extreme(float_intrinsic: str, int_intrinsic: str, bool_op: str):
+    """Max/min step: NaN-propagating on floats, like numpy.max/min; any/all on bool."""
+
+    def combine(b, acc: Value, x: Value, reassoc: bool) -> Value:
+        if acc.dtype == BOOL:
+            return b.op(bool_op, acc, x)
+        if acc.dtype.kind == "f":
+            return intrinsic(float_intrinsic, acc, x, b=b)
+        name = f"llvm.{int_intrinsic}.{acc.ty}"
+        return b.call(name, acc.dtype, acc, x, decl=f"declare {acc.ty} @{name}({acc.ty}, {acc.ty})")
+
+    return combine
+
+
+# combiner primitive (a monoid's operation) -> ``combine(b, acc, x, reassoc) -> Value``
+_COMBINE = {
+    ew.add_p: _arith("fadd", "add"),
+    ew.mul_p: _arith("fmul", "mul"),
+    ew.max_p: _extreme("maximum", "smax", "or"),
+    ew.min_p: _extreme("minimum", "smin", "and"),
+}
+
+
+def _combine(b, prim, acc: Value, x: Value, reassoc: bool = True) -> Value:
+    """One step of ``prim``'s monoid. Reductions may reassociate float sums/products."""
+    return _COMBINE[prim.combiner](b, acc, x, reassoc)
 
 
 def carried_nest(ctx, shape, carry: list, body):
@@ -67,8 +89,8 @@ def carried_nest(ctx, shape, carry: list, body):
     return level(0, carry)
 
 
-def reduce_into(ctx, out, x, axes, kind: str) -> None:
-    """out[kept] = reduce_{axes} x, looping in x's row-major order."""
+def reduce_into(ctx, out, x, axes, prim) -> None:
+    """out[kept] = reduce_{axes} x with ``prim``'s monoid, looping in x's row-major order."""
     b, shape, axes = ctx.b, x.shape, sorted(axes)
     if not axes:
         ctx.write(out, x)
@@ -79,7 +101,7 @@ def reduce_into(ctx, out, x, axes, kind: str) -> None:
         t += 1
     outer, inner = shape[: r - t], shape[r - t:]
     kept = [d for d in range(r) if d not in axes]
-    ident = _identity(kind, x.dtype)
+    ident = _identity(prim, x.dtype)
     through_memory = any(a < r - t for a in axes)
     if through_memory or int(np.prod(shape, dtype=np.int64)) == 0:
         ctx.loop_nest(out.shape, lambda idx: out.store(idx, ident))
@@ -87,12 +109,12 @@ def reduce_into(ctx, out, x, axes, kind: str) -> None:
     def per_outer(oidx):
         oc = oidx.comps
         if t:
-            (acc,) = carried_nest(ctx, inner, [ident], lambda ic, c: [_combine(b, kind, c[0], x.at(ctx.idx(shape, comps=oc + ic)))])
+            (acc,) = carried_nest(ctx, inner, [ident], lambda ic, c: [_combine(b, prim, c[0], x.at(ctx.idx(shape, comps=oc + ic)))])
         else:
             acc = x.at(ctx.idx(shape, comps=oc))
         dst = ctx.idx(out.shape, comps=[oc[d] for d in kept])
         if through_memory:
-            acc = _combine(b, kind, out.at(dst), acc)
+            acc = _combine(b, prim, out.at(dst), acc)
         out.store(dst, acc)
 
     if outer:
@@ -101,19 +123,17 @@ def reduce_into(ctx, out, x, axes, kind: str) -> None:
         per_outer(ctx.idx((), comps=[]))
 
 
-def _reduction(prim, kind):
+def _reduction(prim):
     @lower_materialized(prim)
     def rule(ctx, x, *, axes):
-        reduce_into(ctx, ctx.outs[0], x, axes, kind)
+        reduce_into(ctx, ctx.outs[0], x, axes, prim)
 
     rule.__name__ = f"_{prim.name}_lower"
     return rule
 
 
-_reduction(rd.reduce_sum_p, "sum")
-_reduction(rd.reduce_prod_p, "prod")
-_reduction(rd.reduce_max_p, "max")
-_reduction(rd.reduce_min_p, "min")
+for _p in (rd.reduce_sum_p, rd.reduce_prod_p, rd.reduce_max_p, rd.reduce_min_p):
+    _reduction(_p)
 
 
 def _arg_reduction(prim, better_pred: dict):
@@ -153,7 +173,7 @@ _arg_reduction(rd.argmax_p, {"f": "ogt", "i": "sgt", "b": "ugt"})
 _arg_reduction(rd.argmin_p, {"f": "olt", "i": "slt", "b": "ult"})
 
 
-def _cumulative(prim, kind):
+def _cumulative(prim):
     @lower_materialized(prim)
     def rule(ctx, x, *, axis, reverse=False):
         b, out, n = ctx.b, ctx.outs[0], x.shape[axis]
@@ -165,12 +185,11 @@ def _cumulative(prim, kind):
             def step(i, carried):
                 pos = b.isub(n - 1, i) if reverse else i
                 idx = ctx.idx(x.shape, comps=oc[:axis] + [pos] + oc[axis:])
-                acc = b.op("fadd" if kind == "sum" else "fmul", carried[0], x.at(idx)) if x.dtype.kind == "f" \
-                    else b.op("add" if kind == "sum" else "mul", carried[0], x.at(idx))
+                acc = _combine(b, prim, carried[0], x.at(idx), reassoc=False)  # strict: NumPy's order
                 out.store(idx, acc)
                 return [acc]
 
-            ctx.for_range(n, step, carry=[_identity(kind, x.dtype)])
+            ctx.for_range(n, step, carry=[_identity(prim, x.dtype)])
 
         if n:
             ctx.loop_nest(outer, per_line) if outer else per_line(ctx.idx((), comps=[]))
@@ -179,5 +198,5 @@ def _cumulative(prim, kind):
     return rule
 
 
-_cumulative(rd.cumsum_p, "sum")
-_cumulative(rd.cumprod_p, "prod")
+_cumulative(rd.cumsum_p)
+_cumulative(rd.cumprod_p)

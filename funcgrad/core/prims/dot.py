@@ -13,7 +13,7 @@ from funcgrad.core.avals import ShapedArray
 from funcgrad.core import ad_util as ad
 from funcgrad.core.ad_util import defjvp, is_undefined
 from funcgrad.core.batch_util import moveaxis, shift_axes
-from funcgrad.core.primitive import Primitive, batch_rules
+from funcgrad.core.primitive import Primitive, batch_rules, defvjp_eager
 from funcgrad.core.prims._checks import check_axes, check_kind
 from funcgrad.core.trace import get_aval_any
 
@@ -130,6 +130,43 @@ defjvp(
     lambda g, ans, x, y, *, dimension_numbers: lax.dot_general(x, g, dimension_numbers),
 )
 ad.deftranspose(dot_general_p, _dot_general_transpose)
+
+
+def _dot_general_vjp(ct, ans, p, which, *, dimension_numbers):
+    # ``_dot_general_transpose`` on NumPy values (the eager tape's rule).
+    x, y = p
+    (lc, rc), (lb, rb) = dimension_numbers
+    xnd, ynd = x.ndim, y.ndim
+    if not lb and 0 < xnd <= 2 and 0 < ynd <= 2 and lc == (xnd - 1,) and rc == (0,):
+        # x @ y for vectors and matrices (np.dot's cases): straight to BLAS.
+        ct = np.asarray(ct)
+        ct_x = ct_y = None
+        if 0 in which:
+            if ynd == 1:
+                ct_x = ct * y if xnd == 1 else np.multiply.outer(ct, y)
+            else:
+                ct_x = np.dot(ct, y.T)
+        if 1 in which:
+            if xnd == 1:
+                ct_y = ct * x if ynd == 1 else np.multiply.outer(x, ct)
+            else:
+                ct_y = np.dot(x.T, ct)
+        return [ct_x, ct_y]
+    got = [None, None]
+    if 0 in which:
+        got[0] = _dot_ct_numpy(ct, y, ((lc, rc), (lb, rb)), True, x.ndim)
+    if 1 in which:
+        got[1] = _dot_ct_numpy(ct, x, ((rc, lc), (rb, lb)), False, y.ndim)
+    return got
+
+
+def _dot_ct_numpy(ct, other, dimension_numbers, arg_is_lhs, arg_ndim):
+    # ``_dot_transpose_one`` on concrete values, calling the impls directly.
+    dims, perm = _dot_transpose_dims(other.ndim, dimension_numbers, arg_is_lhs, arg_ndim)
+    return np.transpose(_dot_general_impl(np.asarray(ct), other, dimension_numbers=dims), perm)
+
+
+defvjp_eager(dot_general_p, _dot_general_vjp)
 
 
 def _dot_general_batch(args, bdims, *, dimension_numbers):

@@ -13,8 +13,7 @@ from funcgrad.core import dtypes
 from funcgrad.core.ad_util import Zero, defjvp, defjvp_zero, is_undefined
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.batch_util import defbatch_elementwise
-from funcgrad.core.primitive import jvp_rules
-from funcgrad.core.primitive import Primitive
+from funcgrad.core.primitive import AVALS, NOTHING, Primitive, defvjp_eager, jvp_rules
 from funcgrad.core.prims._checks import check_kind, check_same, kinds_text
 from funcgrad.core.trace import get_aval_any
 
@@ -26,7 +25,7 @@ ANY = "bif"
 
 def unop(name: str, impl, kinds: str = FLOAT, out_dtype=None) -> Primitive:
     """Declare a unary elementwise primitive accepting dtypes of the given kinds."""
-    prim = Primitive(name)
+    prim = Primitive(name, elementwise=True)
     prim.def_impl(impl)
 
     def abstract_eval(x: ShapedArray) -> ShapedArray:
@@ -43,7 +42,7 @@ def unop(name: str, impl, kinds: str = FLOAT, out_dtype=None) -> Primitive:
 
 def binop(name: str, impl, kinds: str = NUM, out_dtype=None) -> Primitive:
     """Declare a binary elementwise primitive on operands of identical type."""
-    prim = Primitive(name)
+    prim = Primitive(name, elementwise=True)
     prim.def_impl(impl)
 
     def abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
@@ -59,19 +58,26 @@ def binop(name: str, impl, kinds: str = NUM, out_dtype=None) -> Primitive:
 
 
 # --- unary, float only ------------------------------------------------------------
-# Each jvp partial is (g, ans, x) -> tangent; ``ans`` is the primal output.
+# Each jvp partial is (g, ans, x) -> tangent; ``ans`` is the primal output. The eager
+# cotangent rules (``defvjp_eager``: NumPy, ``p`` the primals) of the ops of typical
+# programs compute exactly what the general path's transposes compute, operation for
+# operation, without re-validating; the others are derived from the partials.
 exp_p = unop("exp", np.exp)
 defjvp(exp_p, lambda g, ans, x: lax.mul(g, ans))
+defvjp_eager(exp_p, lambda ct, ans, p, which: [ct * ans], primals=NOTHING, ans=True)
 log_p = unop("log", np.log)
 defjvp(log_p, lambda g, ans, x: lax.div(g, x))
+defvjp_eager(log_p, lambda ct, ans, p, which: [ct / p[0]])
 log1p_p = unop("log1p", np.log1p)
 defjvp(log1p_p, lambda g, ans, x: lax.div(g, lax.add(_one(x), x)))
 expm1_p = unop("expm1", np.expm1)
 defjvp(expm1_p, lambda g, ans, x: lax.mul(g, lax.add(ans, _one(ans))))
 sin_p = unop("sin", np.sin)
 defjvp(sin_p, lambda g, ans, x: lax.mul(g, lax.cos(x)))
+defvjp_eager(sin_p, lambda ct, ans, p, which: [ct * np.cos(p[0])])
 cos_p = unop("cos", np.cos)
 defjvp(cos_p, lambda g, ans, x: lax.mul(g, lax.neg(lax.sin(x))))  # linear part: one mul
+defvjp_eager(cos_p, lambda ct, ans, p, which: [ct * -np.sin(p[0])])
 tan_p = unop("tan", np.tan)
 defjvp(tan_p, lambda g, ans, x: lax.mul(g, lax.add(_one(ans), lax.mul(ans, ans))))
 asin_p = unop("asin", np.arcsin)
@@ -86,6 +92,19 @@ cosh_p = unop("cosh", np.cosh)
 defjvp(cosh_p, lambda g, ans, x: lax.mul(g, lax.sinh(x)))
 tanh_p = unop("tanh", np.tanh)
 defjvp(tanh_p, lambda g, ans, x: lax.mul(g, lax.sub(_one(ans), lax.mul(ans, ans))))
+
+
+def _tanh_vjp(ct, ans, p, which):
+    # ct * (1 - ans * ans), in one temporary (this is an MLP's largest elementwise op).
+    t = np.multiply(ans, ans)
+    if type(t) is not np.ndarray:  # 0-d: NumPy gave a scalar
+        return [ct * (1 - t)]
+    np.subtract(1, t, out=t)
+    np.multiply(ct, t, out=t)
+    return [t]
+
+
+defvjp_eager(tanh_p, _tanh_vjp, primals=NOTHING, ans=True)
 asinh_p = unop("asinh", np.arcsinh)
 defjvp(asinh_p, lambda g, ans, x: lax.div(g, lax.sqrt(lax.add(lax.mul(x, x), _one(x)))))
 acosh_p = unop("acosh", np.arccosh)
@@ -95,6 +114,7 @@ atanh_p = unop("atanh", np.arctanh)
 defjvp(atanh_p, lambda g, ans, x: lax.div(g, _one_minus_sq(x)))
 sqrt_p = unop("sqrt", np.sqrt)
 defjvp(sqrt_p, lambda g, ans, x: lax.div(g, lax.add(ans, ans)))
+defvjp_eager(sqrt_p, lambda ct, ans, p, which: [ct / (ans + ans)], primals=NOTHING, ans=True)
 cbrt_p = unop("cbrt", np.cbrt)
 defjvp(cbrt_p, lambda g, ans, x: lax.div(g, lax.mul(_full_like(ans, 3.0), lax.mul(ans, ans))))
 floor_p = unop("floor", np.floor)
@@ -109,6 +129,7 @@ defjvp_zero(is_finite_p)
 # --- unary, numeric ------------------------------------------------------------------
 neg_p = unop("neg", np.negative, NUM)
 ad.deflinear(neg_p, lambda ct, x: [lax.neg(ct)])
+defvjp_eager(neg_p, lambda ct, ans, p, which: [-ct], primals=NOTHING)
 abs_p = unop("abs", np.abs, NUM)
 defjvp(abs_p, lambda g, ans, x: lax.mul(g, lax.sign(x)))  # subgradient 0 at x == 0
 sign_p = unop("sign", np.sign, NUM)
@@ -155,22 +176,58 @@ def _undefined_cts(ct, x, y, ct_x, ct_y):
 
 add_p = binop("add", np.add)
 ad.deflinear(add_p, lambda ct, x, y: _undefined_cts(ct, x, y, lambda c: c, lambda c: c))
+defvjp_eager(add_p, lambda ct, ans, p, which: [ct, ct], primals=NOTHING)
 sub_p = binop("sub", np.subtract)
 ad.deflinear(sub_p, lambda ct, x, y: _undefined_cts(ct, x, y, lambda c: c, lax.neg))
+defvjp_eager(sub_p, lambda ct, ans, p, which: [ct, -ct if 1 in which else None], primals=NOTHING)
 mul_p = binop("mul", np.multiply)
 defjvp(mul_p, lambda g, ans, x, y: lax.mul(g, y), lambda g, ans, x, y: lax.mul(x, g))
 ad.deftranspose(mul_p, lambda ct, x, y: _undefined_cts(ct, x, y, lambda c: lax.mul(c, y), lambda c: lax.mul(x, c)))
+
+
+def _mul_vjp(ct, ans, p, which):
+    x, y = p
+    return [ct * y if 0 in which else None, x * ct if 1 in which else None]
+
+
+defvjp_eager(mul_p, _mul_vjp)
 div_p = binop("div", _div)  # floats: IEEE; ints: truncate toward zero, x/0 == 0
 defjvp(div_p, lambda g, ans, x, y: lax.div(g, y), lambda g, ans, x, y: lax.neg(lax.div(lax.mul(g, ans), y)))
 ad.deftranspose(div_p, lambda ct, x, y: [lax.div(ct, y), None])  # linear in x only
+
+
+def _div_vjp(ct, ans, p, which):
+    x, y = p
+    return [ct / y if 0 in which else None, -ct / y * ans if 1 in which else None]
+
+
+defvjp_eager(div_p, _div_vjp, ans=True)
 rem_p = binop("rem", _rem)  # C fmod: result has the sign of x; ints: x%0 == 0
 defjvp(rem_p, lambda g, ans, x, y: g, lambda g, ans, x, y: lax.neg(lax.mul(g, _trunc(lax.div(x, y)))))
 pow_p = binop("pow", _pow)
 defjvp(pow_p, lambda g, ans, x, y: _pow_dx(g, x, y), lambda g, ans, x, y: _pow_dy(g, ans, x))
+
+
+def _minmax_vjp(better):
+    # All of ct to the winner, half each at ties (the JVP's convention).
+    def rule(ct, ans, p, which):
+        x, y = p
+        tie = np.where(x == y, ct * 0.5, np.zeros_like(ct))
+        got = [np.where(better(x, y), ct, tie) if 0 in which else None,
+               np.where(better(y, x), ct, tie) if 1 in which else None]
+        if tie.ndim == 0:  # np.where gives 0-d arrays; the general path NumPy scalars
+            got = [None if g is None else g[()] for g in got]
+        return got
+
+    return rule
+
+
 max_p = binop("max", np.maximum, ANY)  # NaN-propagating, like numpy.maximum
 defjvp(max_p, lambda g, ans, x, y: _minmax_share(g, lax.gt, x, y), lambda g, ans, x, y: _minmax_share(g, lax.gt, y, x))
+defvjp_eager(max_p, _minmax_vjp(np.greater))
 min_p = binop("min", np.minimum, ANY)
 defjvp(min_p, lambda g, ans, x, y: _minmax_share(g, lax.lt, x, y), lambda g, ans, x, y: _minmax_share(g, lax.lt, y, x))
+defvjp_eager(min_p, _minmax_vjp(np.less))
 atan2_p = binop("atan2", np.arctan2, FLOAT)
 defjvp(
     atan2_p,
@@ -200,7 +257,7 @@ defjvp_zero(stop_gradient_p)
 
 
 # --- integer_pow: x ** n for a static Python int n (exact, cheap derivatives) ------------
-integer_pow_p = Primitive("integer_pow")
+integer_pow_p = Primitive("integer_pow", elementwise=True)
 
 
 @integer_pow_p.def_impl
@@ -225,12 +282,22 @@ def _integer_pow_jvp_partial(g, ans, x, *, y):
     return lax.mul(g, lax.mul(dx, x) if y == 2 else dx)
 
 
+def _integer_pow_vjp(ct, ans, p, which, *, y):
+    x = p[0]
+    if y == 0:
+        return [None]
+    if y == 2:
+        return [ct * (2.0 * x)]
+    return [ct * (float(y) * _integer_pow_impl(x, y=y - 1))]
+
+
 defjvp(integer_pow_p, _integer_pow_jvp_partial)
+defvjp_eager(integer_pow_p, _integer_pow_vjp, zero_if=lambda which, params: params["y"] == 0)
 defbatch_elementwise(integer_pow_p)
 
 
 # --- select_n: which ? cases[1] : cases[0] (bool), or cases[which] (int32) ------------
-select_n_p = Primitive("select_n")
+select_n_p = Primitive("select_n", elementwise=True)
 
 
 @select_n_p.def_impl
@@ -266,9 +333,23 @@ def _select_n_transpose(ct, which, *cases):
     return [None] + cts
 
 
+def _select_n_vjp(ct, ans, p, which):
+    which_arr, *cases = p
+    zeros = np.zeros_like(ct)
+    got = [None] * len(p)
+    for i in which:
+        if i == 0:
+            raise TypeError("select_n: the predicate cannot be differentiated")
+        branches = [zeros] * len(cases)
+        branches[i - 1] = ct
+        got[i] = _select_n_impl(which_arr, *branches)
+    return got
+
+
 jvp_rules[select_n_p] = _select_n_jvp
 defbatch_elementwise(select_n_p)  # the predicate has the cases' shape, so it batches alike
 ad.deftranspose(select_n_p, _select_n_transpose)
+defvjp_eager(select_n_p, _select_n_vjp)
 
 
 @select_n_p.def_abstract_eval
@@ -290,7 +371,7 @@ def _select_n_abstract_eval(which, *cases):
 
 
 # --- convert_element_type --------------------------------------------------------------
-convert_element_type_p = Primitive("convert_element_type")
+convert_element_type_p = Primitive("convert_element_type", elementwise=True)
 
 
 @convert_element_type_p.def_impl
@@ -320,9 +401,15 @@ def _convert_element_type_transpose(ct, x, *, new_dtype, weak_type=False):
     return [lax.convert_element_type(ct, x.aval.dtype)]
 
 
+def _convert_element_type_vjp(ct, ans, p, which, *, new_dtype, weak_type=False):
+    x = p[0]
+    return [np.asarray(ct).astype(x.dtype) if x.dtype.kind == "f" else None]
+
+
 jvp_rules[convert_element_type_p] = _convert_element_type_jvp
 defbatch_elementwise(convert_element_type_p)
 ad.deftranspose(convert_element_type_p, _convert_element_type_transpose)
+defvjp_eager(convert_element_type_p, _convert_element_type_vjp, primals=AVALS)
 
 
 @convert_element_type_p.def_abstract_eval

@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.core import ad_util as ad
+from funcgrad.core.ad_util import Zero, is_undefined
 from funcgrad.core.avals import ShapedArray
-from funcgrad.core.primitive import Primitive
+from funcgrad.core.batch_util import batch_size, bdim_at, iota_column, moveaxis
+from funcgrad.core.primitive import GENERAL_PATH, Primitive, allow_missing, batch_rules, jvp_rules
 from funcgrad.core.prims._checks import check_kind
+from funcgrad.core.trace import get_aval_any
 
 SCATTER_KINDS = ("set", "add", "mul", "min", "max")
 
@@ -34,6 +38,11 @@ def _check_starts(op, x, starts):
 
 def _clamped_starts(starts, shape, sizes):
     return tuple(int(min(max(int(s), 0), n - m)) for s, n, m in zip(starts, shape, sizes))
+
+
+def _zeros(x_or_aval):
+    aval = x_or_aval if isinstance(x_or_aval, ShapedArray) else get_aval_any(x_or_aval)
+    return ad.zeros_like_aval(aval.strip_weak_type())
 
 
 # --- dynamic_slice ------------------------------------------------------------------------
@@ -53,6 +62,55 @@ def _dynamic_slice_abstract_eval(x, *starts, slice_sizes):
     if len(slice_sizes) != x.ndim or any(not 0 <= m <= n for m, n in zip(slice_sizes, x.shape)):
         raise ValueError(f"dynamic_slice: slice_sizes {slice_sizes} do not fit in {x.str_short()}")
     return ShapedArray(slice_sizes, x.dtype, x.weak_type)
+
+
+# dynamic_slice: linear in the operand; the start indices are integers (no tangent).
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    x, *starts = primals
+    ans = dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes)
+    g = tangents[0]
+    return ans, Zero.like(ans) if type(g) is Zero else dynamic_slice_p.bind(g, *starts, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
+    return [dynamic_update_slice_p.bind(_zeros(x.aval), ct, *starts)] + [None] * len(starts)
+
+
+jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
+ad.deftranspose(dynamic_slice_p, _dynamic_slice_transpose)
+ad.defvjp_eager_from_transpose(dynamic_slice_p)
+
+
+def _window_indices(starts, bdims, size, x_shape, window):
+    """Index rows ``(b, s_0[b] + i_0, ...)`` for every position of a per-example window
+    (starts clamped as dynamic_slice does): shape ``(size, *window, 1 + ndim)``."""
+    cols = [iota_column(size, window, np.int64)]
+    out_shape = (size,) + tuple(window)
+    for j, (s, d) in enumerate(zip(starts, bdims)):
+        s = lax.convert_element_type(bdim_at(s, d, size, 0), np.int64)
+        hi = np.asarray(x_shape[j] - window[j], np.int64)
+        s = lax.max(lax.min(s, lax.broadcast_in_dim(hi, (size,), ())), lax.broadcast_in_dim(np.zeros((), np.int64), (size,), ()))
+        pos = lax.add(lax.broadcast_in_dim(s, out_shape, (0,)), lax.iota(np.int64, out_shape, j + 1))
+        cols.append(lax.reshape(pos, out_shape + (1,)))
+    return lax.concatenate(cols, len(out_shape))
+
+
+def _dynamic_slice_batch(args, bdims, *, slice_sizes):
+    x, *starts = args
+    dx, *ds = bdims
+    size = batch_size(args, bdims)
+    if all(d is None for d in ds):  # same window for every example: slice the batch too
+        dtype = get_aval_any(starts[0]).dtype if starts else np.dtype(np.int64)
+        zero = np.zeros((), dtype)
+        new_starts = list(starts[:dx]) + [zero] + list(starts[dx:])
+        sizes = tuple(slice_sizes[:dx]) + (size,) + tuple(slice_sizes[dx:])
+        return dynamic_slice_p.bind(x, *new_starts, slice_sizes=sizes), dx
+    x = bdim_at(x, dx, size, 0)
+    idx = _window_indices(starts, ds, size, get_aval_any(x).shape[1:], slice_sizes)
+    return gather_p.bind(x, idx, mode="clip", fill_value=None), 0
+
+
+batch_rules[dynamic_slice_p] = _dynamic_slice_batch
 
 
 # --- dynamic_update_slice ---------------------------------------------------------------------
@@ -77,6 +135,44 @@ def _dynamic_update_slice_abstract_eval(x, update, *starts):
             f"rank and fit inside operand {x.str_short()}"
         )
     return x
+
+
+# dynamic_update_slice: jointly linear in (operand, update).
+def _dynamic_update_slice_jvp(primals, tangents):
+    x, update, *starts = primals
+    ans = dynamic_update_slice_p.bind(x, update, *starts)
+    gx, gu = tangents[:2]
+    if type(gx) is Zero and type(gu) is Zero:
+        return ans, Zero.like(ans)
+    return ans, dynamic_update_slice_p.bind(ad.instantiate(gx), ad.instantiate(gu), *starts)
+
+
+def _dynamic_update_slice_transpose(ct, x, update, *starts):
+    u_aval = update.aval if is_undefined(update) else get_aval_any(update)
+    ct_x = dynamic_update_slice_p.bind(ct, _zeros(u_aval), *starts) if is_undefined(x) else None
+    ct_u = dynamic_slice_p.bind(ct, *starts, slice_sizes=u_aval.shape) if is_undefined(update) else None
+    return [ct_x, ct_u] + [None] * len(starts)
+
+
+jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
+ad.deftranspose(dynamic_update_slice_p, _dynamic_update_slice_transpose)
+ad.defvjp_eager_from_transpose(dynamic_update_slice_p)
+
+
+def _dynamic_update_slice_batch(args, bdims):
+    x, update, *starts = args
+    dx, du, *ds = bdims
+    size = batch_size(args, bdims)
+    x, update = bdim_at(x, dx, size, 0), bdim_at(update, du, size, 0)
+    if all(d is None for d in ds):
+        dtype = get_aval_any(starts[0]).dtype if starts else np.dtype(np.int64)
+        return dynamic_update_slice_p.bind(x, update, np.zeros((), dtype), *starts), 0
+    window = get_aval_any(update).shape[1:]
+    idx = _window_indices(starts, ds, size, get_aval_any(x).shape[1:], window)
+    return scatter_p.bind(x, idx, update, kind="set", mode="clip"), 0
+
+
+batch_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch
 
 
 # --- gather -----------------------------------------------------------------------------
@@ -139,6 +235,60 @@ def _gather_abstract_eval(operand, indices, *, mode, fill_value=None):
     return ShapedArray(indices.shape[:-1] + operand.shape[k:], operand.dtype, operand.weak_type)
 
 
+# gather: linear in the operand (filled positions have zero tangent).
+def _gather_jvp(primals, tangents, *, mode, fill_value=None):
+    operand, indices = primals
+    ans = gather_p.bind(operand, indices, mode=mode, fill_value=fill_value)
+    g = tangents[0]
+    if type(g) is Zero:
+        return ans, Zero.like(ans)
+    return ans, gather_p.bind(g, indices, mode=mode, fill_value=0)
+
+
+def _gather_transpose(ct, operand, indices, *, mode, fill_value=None):
+    # Every gathered row sends its cotangent back: a scatter-add; rows that were filled
+    # (out of range) drop theirs.
+    ct_op = scatter_p.bind(_zeros(operand.aval), indices, ct, kind="add", mode="clip" if mode == "clip" else "drop")
+    return [ct_op, None]
+
+
+jvp_rules[gather_p] = _gather_jvp
+ad.deftranspose(gather_p, _gather_transpose)
+ad.defvjp_eager_from_transpose(gather_p)
+
+
+def _gather_back(x, indices, mode):
+    return gather_p.bind(x, indices, mode="clip" if mode == "clip" else "fill", fill_value=0)
+
+
+def _with_batch_column(indices, d, size):
+    """Indices mapped to the batch: prepend the example number as a leading index."""
+    indices = bdim_at(indices, d, size, 0)
+    shape = get_aval_any(indices).shape
+    col = iota_column(size, shape[1:-1], get_aval_any(indices).dtype)
+    return lax.concatenate([col, indices], len(shape) - 1)
+
+
+def _gather_batch(args, bdims, *, mode, fill_value=None):
+    (operand, indices), (do, di) = args, bdims
+    size = batch_size(args, bdims)
+    k = get_aval_any(indices).shape[-1] if di is None else get_aval_any(indices).shape[-1 if di != len(get_aval_any(indices).shape) - 1 else -2]
+    if di is None:
+        # Only the operand is mapped: put its batch axis among the un-indexed trailing
+        # dims, where gather carries it through untouched.
+        operand = moveaxis(operand, do, k)
+        out_dim = len(get_aval_any(indices).shape) - 1
+        return gather_p.bind(operand, indices, mode=mode, fill_value=fill_value), out_dim
+    if do is None:
+        indices = moveaxis(indices, di, 0)
+        return gather_p.bind(operand, indices, mode=mode, fill_value=fill_value), 0
+    operand = moveaxis(operand, do, 0)
+    return gather_p.bind(operand, _with_batch_column(indices, di, size), mode=mode, fill_value=fill_value), 0
+
+
+batch_rules[gather_p] = _gather_batch
+
+
 # --- scatter --------------------------------------------------------------------------------
 scatter_p = Primitive("scatter")
 
@@ -189,81 +339,6 @@ def _scatter_abstract_eval(operand, indices, updates, *, kind, mode):
             f"{operand.str_short()} and indices {indices.str_short()}, got {updates.str_short()}"
         )
     return operand.update(weak_type=operand.weak_type and updates.weak_type)
-
-
-# --- autodiff rules -----------------------------------------------------------------------
-# (Kept together at the end of this family file: each block names its primitive.)
-from funcgrad.core import ad_util as ad  # noqa: E402
-from funcgrad.core.ad_util import Zero, is_undefined  # noqa: E402
-from funcgrad.core.primitive import jvp_rules  # noqa: E402
-from funcgrad.core.trace import get_aval_any  # noqa: E402
-
-
-def _zeros(x_or_aval):
-    aval = x_or_aval if isinstance(x_or_aval, ShapedArray) else get_aval_any(x_or_aval)
-    return ad.zeros_like_aval(aval.strip_weak_type())
-
-
-# dynamic_slice: linear in the operand; the start indices are integers (no tangent).
-def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
-    x, *starts = primals
-    ans = dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes)
-    g = tangents[0]
-    return ans, Zero.like(ans) if type(g) is Zero else dynamic_slice_p.bind(g, *starts, slice_sizes=slice_sizes)
-
-
-def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
-    return [dynamic_update_slice_p.bind(_zeros(x.aval), ct, *starts)] + [None] * len(starts)
-
-
-jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
-ad.deftranspose(dynamic_slice_p, _dynamic_slice_transpose)
-
-
-# dynamic_update_slice: jointly linear in (operand, update).
-def _dynamic_update_slice_jvp(primals, tangents):
-    x, update, *starts = primals
-    ans = dynamic_update_slice_p.bind(x, update, *starts)
-    gx, gu = tangents[:2]
-    if type(gx) is Zero and type(gu) is Zero:
-        return ans, Zero.like(ans)
-    return ans, dynamic_update_slice_p.bind(ad.instantiate(gx), ad.instantiate(gu), *starts)
-
-
-def _dynamic_update_slice_transpose(ct, x, update, *starts):
-    u_aval = update.aval if is_undefined(update) else get_aval_any(update)
-    ct_x = dynamic_update_slice_p.bind(ct, _zeros(u_aval), *starts) if is_undefined(x) else None
-    ct_u = dynamic_slice_p.bind(ct, *starts, slice_sizes=u_aval.shape) if is_undefined(update) else None
-    return [ct_x, ct_u] + [None] * len(starts)
-
-
-jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
-ad.deftranspose(dynamic_update_slice_p, _dynamic_update_slice_transpose)
-
-
-# gather: linear in the operand (filled positions have zero tangent).
-def _gather_jvp(primals, tangents, *, mode, fill_value=None):
-    operand, indices = primals
-    ans = gather_p.bind(operand, indices, mode=mode, fill_value=fill_value)
-    g = tangents[0]
-    if type(g) is Zero:
-        return ans, Zero.like(ans)
-    return ans, gather_p.bind(g, indices, mode=mode, fill_value=0)
-
-
-def _gather_transpose(ct, operand, indices, *, mode, fill_value=None):
-    # Every gathered row sends its cotangent back: a scatter-add; rows that were filled
-    # (out of range) drop theirs.
-    ct_op = scatter_p.bind(_zeros(operand.aval), indices, ct, kind="add", mode="clip" if mode == "clip" else "drop")
-    return [ct_op, None]
-
-
-jvp_rules[gather_p] = _gather_jvp
-ad.deftranspose(gather_p, _gather_transpose)
-
-
-def _gather_back(x, indices, mode):
-    return gather_p.bind(x, indices, mode="clip" if mode == "clip" else "fill", fill_value=0)
 
 
 def _scatter_jvp(primals, tangents, *, kind, mode):
@@ -324,78 +399,7 @@ def _set_winners(indices, u_aval, ct, mode):
 
 jvp_rules[scatter_p] = _scatter_jvp
 ad.deftranspose(scatter_p, _scatter_transpose)
-
-
-# --- batching rules (vmap) ------------------------------------------------------------------
-from funcgrad.core.batch_util import batch_size, bdim_at, iota_column, moveaxis  # noqa: E402
-from funcgrad.core.primitive import batch_rules  # noqa: E402
-
-
-def _window_indices(starts, bdims, size, x_shape, window):
-    """Index rows ``(b, s_0[b] + i_0, ...)`` for every position of a per-example window
-    (starts clamped as dynamic_slice does): shape ``(size, *window, 1 + ndim)``."""
-    cols = [iota_column(size, window, np.int64)]
-    out_shape = (size,) + tuple(window)
-    for j, (s, d) in enumerate(zip(starts, bdims)):
-        s = lax.convert_element_type(bdim_at(s, d, size, 0), np.int64)
-        hi = np.asarray(x_shape[j] - window[j], np.int64)
-        s = lax.max(lax.min(s, lax.broadcast_in_dim(hi, (size,), ())), lax.broadcast_in_dim(np.zeros((), np.int64), (size,), ()))
-        pos = lax.add(lax.broadcast_in_dim(s, out_shape, (0,)), lax.iota(np.int64, out_shape, j + 1))
-        cols.append(lax.reshape(pos, out_shape + (1,)))
-    return lax.concatenate(cols, len(out_shape))
-
-
-def _dynamic_slice_batch(args, bdims, *, slice_sizes):
-    x, *starts = args
-    dx, *ds = bdims
-    size = batch_size(args, bdims)
-    if all(d is None for d in ds):  # same window for every example: slice the batch too
-        dtype = get_aval_any(starts[0]).dtype if starts else np.dtype(np.int64)
-        zero = np.zeros((), dtype)
-        new_starts = list(starts[:dx]) + [zero] + list(starts[dx:])
-        sizes = tuple(slice_sizes[:dx]) + (size,) + tuple(slice_sizes[dx:])
-        return dynamic_slice_p.bind(x, *new_starts, slice_sizes=sizes), dx
-    x = bdim_at(x, dx, size, 0)
-    idx = _window_indices(starts, ds, size, get_aval_any(x).shape[1:], slice_sizes)
-    return gather_p.bind(x, idx, mode="clip", fill_value=None), 0
-
-
-def _dynamic_update_slice_batch(args, bdims):
-    x, update, *starts = args
-    dx, du, *ds = bdims
-    size = batch_size(args, bdims)
-    x, update = bdim_at(x, dx, size, 0), bdim_at(update, du, size, 0)
-    if all(d is None for d in ds):
-        dtype = get_aval_any(starts[0]).dtype if starts else np.dtype(np.int64)
-        return dynamic_update_slice_p.bind(x, update, np.zeros((), dtype), *starts), 0
-    window = get_aval_any(update).shape[1:]
-    idx = _window_indices(starts, ds, size, get_aval_any(x).shape[1:], window)
-    return scatter_p.bind(x, idx, update, kind="set", mode="clip"), 0
-
-
-def _with_batch_column(indices, d, size):
-    """Indices mapped to the batch: prepend the example number as a leading index."""
-    indices = bdim_at(indices, d, size, 0)
-    shape = get_aval_any(indices).shape
-    col = iota_column(size, shape[1:-1], get_aval_any(indices).dtype)
-    return lax.concatenate([col, indices], len(shape) - 1)
-
-
-def _gather_batch(args, bdims, *, mode, fill_value=None):
-    (operand, indices), (do, di) = args, bdims
-    size = batch_size(args, bdims)
-    k = get_aval_any(indices).shape[-1] if di is None else get_aval_any(indices).shape[-1 if di != len(get_aval_any(indices).shape) - 1 else -2]
-    if di is None:
-        # Only the operand is mapped: put its batch axis among the un-indexed trailing
-        # dims, where gather carries it through untouched.
-        operand = moveaxis(operand, do, k)
-        out_dim = len(get_aval_any(indices).shape) - 1
-        return gather_p.bind(operand, indices, mode=mode, fill_value=fill_value), out_dim
-    if do is None:
-        indices = moveaxis(indices, di, 0)
-        return gather_p.bind(operand, indices, mode=mode, fill_value=fill_value), 0
-    operand = moveaxis(operand, do, 0)
-    return gather_p.bind(operand, _with_batch_column(indices, di, size), mode=mode, fill_value=fill_value), 0
+allow_missing("eager_vjp", scatter_p, GENERAL_PATH + "no NumPy rule is written (linear only for kinds add, set)")
 
 
 def _scatter_batch(args, bdims, *, kind, mode):
@@ -411,9 +415,7 @@ def _scatter_batch(args, bdims, *, kind, mode):
     return scatter_p.bind(operand, indices, updates, kind=kind, mode=mode), 0
 
 
-batch_rules[dynamic_slice_p] = _dynamic_slice_batch
-batch_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch
-batch_rules[gather_p] = _gather_batch
 batch_rules[scatter_p] = _scatter_batch
+
 
 from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)

@@ -9,39 +9,95 @@ from funcgrad.core import dtypes
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core import ad_util as ad
 from funcgrad.core.ad_util import Zero, deflinear, defjvp_zero
-from funcgrad.core.primitive import Primitive, jvp_rules
+from funcgrad.core.primitive import (
+    AVALS,
+    GENERAL_PATH,
+    Primitive,
+    allow_missing,
+    batch_rules,
+    defvjp_eager,
+    impl_rules,
+    jvp_rules,
+)
 from funcgrad.core.prims._checks import check_axes, check_kind
+from funcgrad.core.prims import elementwise as _ew
+from funcgrad.core.prims import structural as _st
 from funcgrad.core.trace import get_aval_any
 
 
-def reduction(name: str, impl, kinds: str) -> Primitive:
-    """Declare ``name(x, axes=...)`` reducing the given axes away.
+def _batch_rule(prim):
+    def register(rule):
+        batch_rules[prim] = rule
+        return rule
 
-    ``impl`` is a ufunc's ``reduce`` (what ``np.sum``/``np.max``/... call for an ndarray,
-    without their Python wrappers).
+    return register
+
+
+# Identities of the reductions' monoids, per dtype (a NumPy scalar of that dtype).
+def _zero(dtype):
+    return dtype.type(0)
+
+
+def _one(dtype):
+    return dtype.type(1)
+
+
+def _lowest(dtype):
+    """max's identity: -inf, the smallest integer, or False."""
+    if dtype.kind == "b":
+        return dtype.type(False)
+    return dtype.type(-np.inf) if dtype.kind == "f" else dtype.type(np.iinfo(dtype).min)
+
+
+def _highest(dtype):
+    """min's identity: inf, the largest integer, or True."""
+    if dtype.kind == "b":
+        return dtype.type(True)
+    return dtype.type(np.inf) if dtype.kind == "f" else dtype.type(np.iinfo(dtype).max)
+
+
+def reduction(name: str, ufunc, kinds: str, *, combiner: Primitive, identity, keep_int_dtype: bool,
+              requires_nonempty: bool = False) -> Primitive:
+    """Declare ``name(x, axes=...)`` reducing the given axes away with a monoid.
+
+    ``ufunc`` computes it eagerly (its ``reduce``: what ``np.sum``/``np.max``/... call for
+    an ndarray, without their Python wrappers). ``combiner`` (a binary elementwise
+    primitive) and ``identity(dtype)`` name the monoid, read by lowering. The result
+    keeps the operand's dtype (the abstract eval says so); ``keep_int_dtype``: the ufunc
+    would widen small integers (``np.add``: int32 to int64), so ask it not to.
+    ``requires_nonempty``: reducing a zero-size axis is an error, as in NumPy (``max``).
     """
     prim = Primitive(name)
-    keep_dtype = name in ("reduce_sum", "reduce_prod")  # NumPy would widen int32 to int64
+    reduce = ufunc.reduce
 
     @prim.def_impl
     def _impl(x, *, axes):
         x = np.asarray(x)
         if not axes:
             return x
-        if keep_dtype:
-            return impl(x, axis=tuple(axes), dtype=x.dtype)
-        return impl(x, axis=tuple(axes))
+        if keep_int_dtype:
+            return reduce(x, axis=tuple(axes), dtype=x.dtype)
+        return reduce(x, axis=tuple(axes))
 
     @prim.def_abstract_eval
     def _abstract_eval(x, *, axes):
         check_kind(name, x, kinds)
         axes = check_axes(name, axes, x.ndim)
-        if name in ("reduce_max", "reduce_min") and any(x.shape[a] == 0 for a in axes):
+        if requires_nonempty and any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"{name}: zero-size array to reduction operation which has no identity ({x.str_short()}, axes={axes})")
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
         return ShapedArray(shape, x.dtype, x.weak_type)
 
     prim.kinds = kinds
+    prim.combiner = combiner
+    prim.identity = identity
+
+    @_batch_rule(prim)
+    def _batch(args, bdims, *, axes):  # renumber the reduced axes around the batch axis
+        (x,), (d,) = args, bdims
+        new_axes = tuple(a + (a >= d) for a in axes)
+        return prim.bind(x, axes=new_axes), d - sum(a < d for a in new_axes)
+
     return prim
 
 
@@ -54,10 +110,26 @@ def _bcast_back(y, shape, axes):
     return lax.broadcast_in_dim(y, shape, _kept_dims(len(shape), axes))
 
 
-reduce_sum_p = reduction("reduce_sum", np.add.reduce, "if")
+def _bcast_back_numpy(y, shape, axes):
+    """``_bcast_back`` on NumPy values (broadcast_in_dim's impl: a read-only view)."""
+    return impl_rules[_st.broadcast_in_dim_p](y, shape=shape, broadcast_dimensions=_kept_dims(len(shape), axes))
+
+
+reduce_sum_p = reduction("reduce_sum", np.add, "if", combiner=_ew.add_p, identity=_zero, keep_int_dtype=True)
 deflinear(reduce_sum_p, lambda ct, x, *, axes: [_bcast_back(ct, x.aval.shape, axes)])
 
-reduce_prod_p = reduction("reduce_prod", np.multiply.reduce, "if")
+
+def _reduce_sum_vjp(ct, ans, p, which, *, axes):
+    if not axes:
+        return [ct]
+    return [_bcast_back_numpy(ct, p[0].shape, axes)]
+
+
+defvjp_eager(reduce_sum_p, _reduce_sum_vjp, primals=AVALS)
+
+# The eager tape runs products through their JVP rule and its transposes.
+_PRODUCT_SCAN = GENERAL_PATH + "its JVP is a product scan (exact at zeros); no NumPy rule is written"
+reduce_prod_p = reduction("reduce_prod", np.multiply, "if", combiner=_ew.mul_p, identity=_one, keep_int_dtype=True)
 
 
 def _reduce_prod_jvp(primals, tangents, *, axes):
@@ -85,6 +157,7 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
 
 jvp_rules[reduce_prod_p] = _reduce_prod_jvp
 ad.nonlinear(reduce_prod_p)
+allow_missing("eager_vjp", reduce_prod_p, _PRODUCT_SCAN)
 
 
 def _reduce_chooser_jvp(prim):
@@ -104,10 +177,25 @@ def _reduce_chooser_jvp(prim):
     ad.nonlinear(prim)
 
 
-reduce_max_p = reduction("reduce_max", np.maximum.reduce, "bif")  # on bool: any
+def _reduce_chooser_vjp(ct, ans, p, which, *, axes):
+    # The JVP is the mean of the tangents where the extreme is attained, so the
+    # cotangent is shared equally among those positions.
+    x = p[0]
+    hit = (x == _bcast_back_numpy(ans, x.shape, axes)).astype(x.dtype)
+    count = np.add.reduce(hit, axis=tuple(axes), dtype=x.dtype) if axes else hit
+    share = _bcast_back_numpy(np.asarray(ct / count), x.shape, axes)
+    return [share * hit]
+
+
+# (Python's max/min on bool: any/all.) No identity for empty axes, like NumPy.
+reduce_max_p = reduction("reduce_max", np.maximum, "bif", combiner=_ew.max_p, identity=_lowest, keep_int_dtype=False,
+                         requires_nonempty=True)
 _reduce_chooser_jvp(reduce_max_p)
-reduce_min_p = reduction("reduce_min", np.minimum.reduce, "bif")  # on bool: all
+defvjp_eager(reduce_max_p, _reduce_chooser_vjp, ans=True)
+reduce_min_p = reduction("reduce_min", np.minimum, "bif", combiner=_ew.min_p, identity=_highest, keep_int_dtype=False,
+                         requires_nonempty=True)
 _reduce_chooser_jvp(reduce_min_p)
+defvjp_eager(reduce_min_p, _reduce_chooser_vjp, ans=True)
 
 
 def arg_reduction(name: str, impl) -> Primitive:
@@ -126,6 +214,12 @@ def arg_reduction(name: str, impl) -> Primitive:
         idt = dtypes.canonicalize(index_dtype, what=f"{name} index_dtype")
         return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i != axis), idt, False)
 
+    @_batch_rule(prim)
+    def _batch(args, bdims, *, axis, index_dtype):
+        (x,), (d,) = args, bdims
+        ax = axis + (axis >= d)
+        return prim.bind(x, axis=ax, index_dtype=index_dtype), d - (ax < d)
+
     return prim
 
 
@@ -135,8 +229,12 @@ argmin_p = arg_reduction("argmin", np.argmin)
 defjvp_zero(argmin_p)
 
 
-def cumulative(name: str, impl) -> Primitive:
+def cumulative(name: str, impl, *, combiner: Primitive, identity) -> Primitive:
+    """Declare an inclusive scan ``name(x, axis=..., reverse=...)``; ``impl`` is NumPy's
+    (``np.cumsum``), ``combiner``/``identity`` its monoid, as for ``reduction``."""
     prim = Primitive(name)
+    prim.combiner = combiner
+    prim.identity = identity
 
     @prim.def_impl
     def _impl(x, *, axis, reverse=False):
@@ -151,13 +249,18 @@ def cumulative(name: str, impl) -> Primitive:
         check_axes(name, (axis,), x.ndim, "axis")
         return x
 
+    @_batch_rule(prim)
+    def _batch(args, bdims, *, axis, reverse=False):
+        (x,), (d,) = args, bdims
+        return prim.bind(x, axis=axis + (axis >= d), reverse=reverse), d
+
     return prim
 
 
-cumsum_p = cumulative("cumsum", np.cumsum)
+cumsum_p = cumulative("cumsum", np.cumsum, combiner=_ew.add_p, identity=_zero)
 deflinear(cumsum_p, lambda ct, x, *, axis, reverse=False: [lax.cumsum(ct, axis, not reverse)])
 
-cumprod_p = cumulative("cumprod", np.cumprod)
+cumprod_p = cumulative("cumprod", np.cumprod, combiner=_ew.mul_p, identity=_one)
 
 
 def _shift(a, s, axis, fill, reverse):
@@ -198,51 +301,10 @@ def _cumprod_jvp(primals, tangents, *, axis, reverse=False):
 
 jvp_rules[cumprod_p] = _cumprod_jvp
 ad.nonlinear(cumprod_p)
+allow_missing("eager_vjp", cumprod_p, _PRODUCT_SCAN)
 
 
 _aval = get_aval_any
 
-
-
-# --- batching rules (vmap): renumber the static axes around the batch axis ---------------
-from funcgrad.core.primitive import batch_rules  # noqa: E402
-
-
-def _reduction_batch(prim):
-    def rule(args, bdims, *, axes):
-        (x,), (d,) = args, bdims
-        new_axes = tuple(a + (a >= d) for a in axes)
-        return prim.bind(x, axes=new_axes), d - sum(a < d for a in new_axes)
-
-    batch_rules[prim] = rule
-
-
-for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p):
-    _reduction_batch(_p)
-
-
-def _arg_reduction_batch(prim):
-    def rule(args, bdims, *, axis, index_dtype):
-        (x,), (d,) = args, bdims
-        ax = axis + (axis >= d)
-        return prim.bind(x, axis=ax, index_dtype=index_dtype), d - (ax < d)
-
-    batch_rules[prim] = rule
-
-
-_arg_reduction_batch(argmax_p)
-_arg_reduction_batch(argmin_p)
-
-
-def _cumulative_batch(prim):
-    def rule(args, bdims, *, axis, reverse=False):
-        (x,), (d,) = args, bdims
-        return prim.bind(x, axis=axis + (axis >= d), reverse=reverse), d
-
-    batch_rules[prim] = rule
-
-
-_cumulative_batch(cumsum_p)
-_cumulative_batch(cumprod_p)
 
 from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)

@@ -255,7 +255,7 @@ defjvp(digamma_p, lambda g, ans, x: lax.mul(g, polygamma(1, x)))
 
 
 # --- polygamma(n, x): the n-th derivative of digamma, for a static integer n >= 1 -------------
-polygamma_p = Primitive("polygamma")
+polygamma_p = Primitive("polygamma", elementwise=True)
 polygamma_p.def_impl(_in_float64(_polygamma64))
 polygamma_p.kinds = FLOAT
 

@@ -1,5 +1,7 @@
 """Shape and layout primitives: broadcast, reshape, transpose, rev, concatenate, pad,
-slice, iota. Params are static tuples of Python ints, shown in the printed IR."""
+slice, iota. Params are static tuples of Python ints, shown in the printed IR.
+
+Most batch rules put the batch axis first and shift their static axis params by one."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +9,8 @@ import numpy as np
 from funcgrad.core import dtypes
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.ad_util import deflinear, defjvp_zero, is_undefined
-from funcgrad.core.primitive import Primitive, allow_missing
+from funcgrad.core.batch_util import bdim_at, batch_size
+from funcgrad.core.primitive import AVALS, NOTHING, Primitive, allow_missing, batch_rules, defvjp_eager
 from funcgrad.core.trace import get_aval_any
 from funcgrad.core.prims._checks import check_axes
 
@@ -75,6 +78,31 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
 deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
+def _broadcast_in_dim_vjp(ct, ans, p, which, *, shape, broadcast_dimensions):
+    in_shape = p[0].shape
+    kept = set(broadcast_dimensions)
+    expanded = [d for i, d in enumerate(broadcast_dimensions) if in_shape[i] == 1 and shape[d] != 1]
+    summed = tuple(sorted([d for d in range(len(shape)) if d not in kept] + expanded))
+    ct = np.asarray(ct)
+    if summed:
+        ct = np.add.reduce(ct, axis=summed, dtype=ct.dtype)
+    return [ct.reshape(in_shape)]
+
+
+defvjp_eager(broadcast_in_dim_p, _broadcast_in_dim_vjp, primals=AVALS)
+
+
+def _broadcast_in_dim_batch(args, bdims, *, shape, broadcast_dimensions):
+    (x,), (d,) = args, bdims
+    x = bdim_at(x, d, 0)
+    size = get_aval_any(x).shape[0]
+    bd = (0,) + tuple(b + 1 for b in broadcast_dimensions)
+    return broadcast_in_dim_p.bind(x, shape=(size,) + tuple(shape), broadcast_dimensions=bd), 0
+
+
+batch_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
+
+
 # --- reshape (row-major) ----------------------------------------------------------------
 reshape_p = Primitive("reshape")
 
@@ -93,6 +121,16 @@ def _reshape_abstract_eval(x, *, new_sizes):
 
 
 deflinear(reshape_p, lambda ct, x, *, new_sizes: [lax.reshape(ct, x.aval.shape)])
+defvjp_eager(reshape_p, lambda ct, ans, p, which, *, new_sizes: [np.reshape(ct, p[0].shape)], primals=AVALS)
+
+
+def _reshape_batch(args, bdims, *, new_sizes):
+    (x,), (d,) = args, bdims
+    x = bdim_at(x, d, 0)
+    return reshape_p.bind(x, new_sizes=(get_aval_any(x).shape[0],) + tuple(new_sizes)), 0
+
+
+batch_rules[reshape_p] = _reshape_batch
 
 
 def _inverse_perm(perm):
@@ -117,6 +155,20 @@ def _transpose_abstract_eval(x, *, permutation):
 
 
 deflinear(transpose_p, lambda ct, x, *, permutation: [lax.transpose(ct, _inverse_perm(permutation))])
+defvjp_eager(transpose_p, lambda ct, ans, p, which, *, permutation: [np.transpose(ct, _inverse_perm(permutation))],
+             primals=NOTHING)
+
+
+def _transpose_batch(args, bdims, *, permutation):
+    (x,), (d,) = args, bdims
+    # Keep the batch axis where it is: permute the other axes around it.
+    others = [a for a in range(len(permutation) + 1) if a != d]
+    perm = [others[p] for p in permutation]
+    perm.insert(d, d)
+    return transpose_p.bind(x, permutation=tuple(perm)), d
+
+
+batch_rules[transpose_p] = _transpose_batch
 
 
 # --- rev (flip along dimensions) ----------------------------------------------------------
@@ -135,6 +187,14 @@ def _rev_abstract_eval(x, *, dimensions):
 
 
 deflinear(rev_p, lambda ct, x, *, dimensions: [lax.rev(ct, dimensions)])
+
+
+def _rev_batch(args, bdims, *, dimensions):
+    (x,), (d,) = args, bdims
+    return rev_p.bind(x, dimensions=tuple(a + (a >= d) for a in dimensions)), d
+
+
+batch_rules[rev_p] = _rev_batch
 
 
 # --- concatenate ------------------------------------------------------------------------
@@ -184,6 +244,29 @@ def _concatenate_transpose(ct, *xs, dimension):
 
 
 deflinear(concatenate_p, _concatenate_transpose)
+
+
+def _concatenate_vjp(ct, ans, p, which, *, dimension):
+    got, start = [None] * len(p), 0
+    index = [slice(None)] * np.ndim(ct)
+    for i, x in enumerate(p):
+        size = x.shape[dimension]
+        if i in which:
+            index[dimension] = slice(start, start + size)
+            got[i] = ct[tuple(index)]
+        start += size
+    return got
+
+
+defvjp_eager(concatenate_p, _concatenate_vjp, primals=AVALS)
+
+
+def _concatenate_batch(args, bdims, *, dimension):
+    size = batch_size(args, bdims)
+    return concatenate_p.bind(*[bdim_at(x, d, size, 0) for x, d in zip(args, bdims)], dimension=dimension + 1), 0
+
+
+batch_rules[concatenate_p] = _concatenate_batch
 
 
 # --- pad: (low, high, interior) per dimension; negative low/high crop ---------------------
@@ -251,6 +334,26 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
 deflinear(pad_p, _pad_transpose)
 
 
+def _pad_batch(args, bdims, *, padding_config):
+    (x, pv), (dx, dpv) = args, bdims
+    size = batch_size(args, bdims)
+    x = bdim_at(x, dx, size, 0)
+    cfg = ((0, 0, 0),) + tuple(padding_config)
+    if dpv is None:
+        return pad_p.bind(x, pv, padding_config=cfg), 0
+    # A per-example padding value: pad with zeros, then fill the padding per example.
+    zero = np.zeros((), get_aval_any(x).dtype)
+    padded = pad_p.bind(x, zero, padding_config=cfg)
+    ones = lax.broadcast_in_dim(np.ones((), np.bool_), get_aval_any(x).shape, ())
+    inside = pad_p.bind(ones, np.zeros((), np.bool_), padding_config=cfg)
+    out_shape = get_aval_any(padded).shape
+    fill = lax.broadcast_in_dim(bdim_at(pv, dpv, size, 0), out_shape, (0,))
+    return lax.select(inside, padded, fill), 0
+
+
+batch_rules[pad_p] = _pad_batch
+
+
 # --- slice: static start/limit/stride per dimension ----------------------------------------
 slice_p = Primitive("slice")
 
@@ -289,6 +392,29 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides=None):
 deflinear(slice_p, _slice_transpose)
 
 
+def _slice_vjp(ct, ans, p, which, *, start_indices, limit_indices, strides=None):
+    x = p[0]
+    out = np.zeros(x.shape, np.asarray(ct).dtype)
+    strides = strides or (1,) * len(start_indices)
+    out[tuple(slice(s, lim, st) for s, lim, st in zip(start_indices, limit_indices, strides))] = ct
+    return [out]
+
+
+defvjp_eager(slice_p, _slice_vjp, primals=AVALS)
+
+
+def _slice_batch(args, bdims, *, start_indices, limit_indices, strides=None):
+    (x,), (d,) = args, bdims
+    n = get_aval_any(x).shape[d]
+    start = tuple(start_indices[:d]) + (0,) + tuple(start_indices[d:])
+    limit = tuple(limit_indices[:d]) + (n,) + tuple(limit_indices[d:])
+    st = None if strides is None else tuple(strides[:d]) + (1,) + tuple(strides[d:])
+    return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=st), d
+
+
+batch_rules[slice_p] = _slice_batch
+
+
 # --- iota: 0, 1, 2, ... along one dimension of a new array --------------------------------
 iota_p = Primitive("iota")
 
@@ -315,78 +441,5 @@ def _iota_abstract_eval(*, dtype, shape, dimension):
 defjvp_zero(iota_p)
 allow_missing("batch", iota_p, "iota takes no array inputs, so it is never batched")
 
-
-# --- batching rules (vmap) -------------------------------------------------------------
-# Most layout ops put the batch axis first and shift their static axis params by one.
-from funcgrad.core.batch_util import bdim_at, batch_size  # noqa: E402
-from funcgrad.core.primitive import batch_rules  # noqa: E402
-
-
-def _broadcast_in_dim_batch(args, bdims, *, shape, broadcast_dimensions):
-    (x,), (d,) = args, bdims
-    x = bdim_at(x, d, 0)
-    size = get_aval_any(x).shape[0]
-    bd = (0,) + tuple(b + 1 for b in broadcast_dimensions)
-    return broadcast_in_dim_p.bind(x, shape=(size,) + tuple(shape), broadcast_dimensions=bd), 0
-
-
-def _reshape_batch(args, bdims, *, new_sizes):
-    (x,), (d,) = args, bdims
-    x = bdim_at(x, d, 0)
-    return reshape_p.bind(x, new_sizes=(get_aval_any(x).shape[0],) + tuple(new_sizes)), 0
-
-
-def _transpose_batch(args, bdims, *, permutation):
-    (x,), (d,) = args, bdims
-    # Keep the batch axis where it is: permute the other axes around it.
-    others = [a for a in range(len(permutation) + 1) if a != d]
-    perm = [others[p] for p in permutation]
-    perm.insert(d, d)
-    return transpose_p.bind(x, permutation=tuple(perm)), d
-
-
-def _rev_batch(args, bdims, *, dimensions):
-    (x,), (d,) = args, bdims
-    return rev_p.bind(x, dimensions=tuple(a + (a >= d) for a in dimensions)), d
-
-
-def _concatenate_batch(args, bdims, *, dimension):
-    size = batch_size(args, bdims)
-    return concatenate_p.bind(*[bdim_at(x, d, size, 0) for x, d in zip(args, bdims)], dimension=dimension + 1), 0
-
-
-def _pad_batch(args, bdims, *, padding_config):
-    (x, pv), (dx, dpv) = args, bdims
-    size = batch_size(args, bdims)
-    x = bdim_at(x, dx, size, 0)
-    cfg = ((0, 0, 0),) + tuple(padding_config)
-    if dpv is None:
-        return pad_p.bind(x, pv, padding_config=cfg), 0
-    # A per-example padding value: pad with zeros, then fill the padding per example.
-    zero = np.zeros((), get_aval_any(x).dtype)
-    padded = pad_p.bind(x, zero, padding_config=cfg)
-    ones = lax.broadcast_in_dim(np.ones((), np.bool_), get_aval_any(x).shape, ())
-    inside = pad_p.bind(ones, np.zeros((), np.bool_), padding_config=cfg)
-    out_shape = get_aval_any(padded).shape
-    fill = lax.broadcast_in_dim(bdim_at(pv, dpv, size, 0), out_shape, (0,))
-    return lax.select(inside, padded, fill), 0
-
-
-def _slice_batch(args, bdims, *, start_indices, limit_indices, strides=None):
-    (x,), (d,) = args, bdims
-    n = get_aval_any(x).shape[d]
-    start = tuple(start_indices[:d]) + (0,) + tuple(start_indices[d:])
-    limit = tuple(limit_indices[:d]) + (n,) + tuple(limit_indices[d:])
-    st = None if strides is None else tuple(strides[:d]) + (1,) + tuple(strides[d:])
-    return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=st), d
-
-
-batch_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
-batch_rules[reshape_p] = _reshape_batch
-batch_rules[transpose_p] = _transpose_batch
-batch_rules[rev_p] = _rev_batch
-batch_rules[concatenate_p] = _concatenate_batch
-batch_rules[pad_p] = _pad_batch
-batch_rules[slice_p] = _slice_batch
 
 from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)

@@ -450,9 +450,11 @@ def tape_apply_as_scan_jvp(primals, tangents, *, body, num_consts, reverse, line
 jvp_rules[tape_zeros_p] = lambda primals, tangents, *, aval: (tape_zeros_p.bind(aval=aval), Zero(aval))
 allow_missing("batch", tape_zeros_p, "takes no operands, so it is never batched")
 allow_missing("transpose", tape_zeros_p, "takes no operands")
+allow_missing("eager_vjp", tape_zeros_p, "takes no operands: nothing to send a cotangent to")
 jvp_rules[tape_empty_p] = lambda primals, tangents, *, aval: (tape_empty_p.bind(aval=aval), Zero(aval))
 allow_missing("batch", tape_empty_p, "takes no operands, so it is never batched")
 allow_missing("transpose", tape_empty_p, "tapes are residual storage, not linear values")
+allow_missing("eager_vjp", tape_empty_p, "takes no operands: nothing to send a cotangent to")
 
 
 # --- vmap of values that hold tapes ----------------------------------------------------------

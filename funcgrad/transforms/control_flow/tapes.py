@@ -275,6 +275,7 @@ transpose_rules[tape_apply_p] = _tape_apply_transpose
 batch_rules[tape_apply_p] = _tape_apply_batch
 batch_rules[tape_split_p] = _tape_split_batch
 batch_rules[tape_zip_p] = _tape_zip_batch
+allow_missing("eager_vjp", tape_zip_p, "uses the general reverse mode for this one primitive: a run-time tape op")
 jvp_rules[tape_split_p] = lambda primals, tangents, *, n: (
     tape_split_p.bind(primals[0], n=n),
     [Zero(a) for a in split_tape_avals(get_aval_any(primals[0]), n)] if type(tangents[0]) is Zero else tape_split_p.bind(tangents[0], n=n),
