@@ -207,6 +207,37 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
     return p
 
 
+def fusion_text(jaxpr: Jaxpr, p: Plan) -> str:
+    """The fusion plan of ``jaxpr`` as text (``FUNCGRAD_DUMP_JAXPR``): one block per loop
+    nest, i.e. per equation whose result gets a buffer, listing the equations fused into
+    it. A cheap fused value read by several nests is recomputed in each, so it is listed
+    under each. Variable names match ``str(jaxpr)``."""
+    printer = JaxprPrinter()
+    printer.jaxpr(jaxpr)  # number the variables as the jaxpr printout does
+    fused_into: dict = defaultdict(list)  # root id -> fused equations, in program order
+    heads = []
+    for e in jaxpr.eqns:
+        if e.outputs and id(e.outputs[0]) not in p.materialized:
+            for r in p.roots.get(id(e.outputs[0]), ()):
+                fused_into[r].append(e)
+        else:
+            heads.append(e)
+    blocks = []
+    for k, e in enumerate(heads, 1):
+        outs = " ".join(printer.binder(v) for v in e.outputs) or "_"
+        members = fused_into.get(id(e.outputs[0]), []) if e.outputs else []
+        lines = [f"nest {k}: {e.primitive.name} -> {outs}"]
+        lines += [printer.eqn(m, 4) for m in members + [e]]
+        blocks.append("\n".join(lines))
+    after = [printer.eqn(m, 4) for m in fused_into.get(("end",), [])]
+    if after:
+        blocks.append("\n".join(["after the last nest (read by the caller):"] + after))
+    n_buffers = sum(1 for vid in p.materialized if vid in p.offsets)
+    blocks.append(f"{len(jaxpr.eqns)} equations in {len(heads)} nests; {n_buffers} intermediate buffers, "
+                  f"{p.workspace_bytes} bytes of workspace")
+    return "\n".join(blocks)
+
+
 # --- emission -------------------------------------------------------------------------------------
 def const_operand(ctx, aval, value):
     """An operand for a constant array: 0-d values fold into the code, others are baked

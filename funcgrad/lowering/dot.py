@@ -19,12 +19,13 @@ import os
 
 import numpy as np
 
+from funcgrad import config
 from funcgrad.core.prims import dot as dt
 from funcgrad.lowering import engine
 from funcgrad.lowering.builder import F64, const
 from funcgrad.lowering.context import Operand, lower_materialized
 
-USE_BLAS = os.environ.get("FUNCGRAD_NO_BLAS", "") in ("", "0")
+USE_BLAS = not config.flag(config.NO_BLAS)  # read once; tests flip the attribute
 SMALL_FLOPS = 512  # m*n*k at or below this: the loop kernel beats the call overhead
 
 # (double symbol, single symbol, integer type); tried in order on each library.
