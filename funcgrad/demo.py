@@ -1,8 +1,8 @@
 """A short tour: ``python -m funcgrad.demo``.
 
-Shows the same NumPy-style function run eagerly (plain NumPy arrays out) and traced
-into funcgrad's typed IR. Later capabilities (grad, vmap, control flow, jit) extend
-this tour as they land.
+Shows the same NumPy-style function run eagerly (plain NumPy arrays out), traced into
+funcgrad's typed IR, differentiated, batched with vmap, through control flow, and
+compiled with jit.
 """
 from __future__ import annotations
 

@@ -100,10 +100,6 @@ def get_aval(x) -> ShapedArray:
     )
 
 
-def raise_to_shaped(aval: ShapedArray) -> ShapedArray:
-    return aval
-
-
 class TapeAval(ShapedArray):
     """Type of a run-time tape: per-iteration residuals of a loop whose trip count is
     only known when it runs (reverse mode through ``while_loop``). ``res_avals`` are the
