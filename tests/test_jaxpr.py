@@ -7,8 +7,8 @@ import pytest
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.core.ir import Eqn, Jaxpr, Literal, Var
 from funcgrad.core.avals import ShapedArray
+from funcgrad.core.ir import Eqn, Jaxpr, Literal, Var
 from funcgrad.core.prims import elementwise as ew
 from funcgrad.core.typecheck import JaxprTypeError
 

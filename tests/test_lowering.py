@@ -24,7 +24,8 @@ from funcgrad import lax
 from funcgrad.core.primitive import lower_rules
 from funcgrad.core.pytree import tree_flatten
 from funcgrad.errors import LoweringError
-from funcgrad.lowering import compile_jaxpr, dot as lowering_dot
+from funcgrad.lowering import compile_jaxpr
+from funcgrad.lowering import dot as lowering_dot
 
 RNG = np.random.default_rng(0)
 DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64]

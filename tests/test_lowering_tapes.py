@@ -25,9 +25,9 @@ from funcgrad.core.pytree import tree_flatten
 from funcgrad.errors import LoweringError
 from funcgrad.lowering import compile_jaxpr
 from funcgrad.transforms import control_flow as cf
-from harness import compiled_and_evaluated
-
 from test_control_flow import nested_loops
+
+from harness import compiled_and_evaluated
 
 RNG = np.random.default_rng(7)
 

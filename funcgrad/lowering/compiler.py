@@ -20,9 +20,7 @@ from funcgrad.core.ir import Jaxpr, JaxprPrinter, Literal, Var
 from funcgrad.core.primitive import lower_rules
 from funcgrad.errors import LoweringError
 from funcgrad.lowering.builder import SUPPORTED_DTYPES, FunctionBuilder, ModuleBuilder
-from funcgrad.lowering.context import (
-    CHEAP_PRIMS, FLAT_PRIMS, VIEW_PRIMS, BufferOperand, ConstOperand, LoweringContext,
-)
+from funcgrad.lowering.context import CHEAP_PRIMS, FLAT_PRIMS, VIEW_PRIMS, BufferOperand, ConstOperand, LoweringContext
 
 ALIGN = 64
 STACK_WORKSPACE_LIMIT = 64 * 1024  # larger workspaces come from malloc

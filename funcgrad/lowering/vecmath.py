@@ -47,7 +47,6 @@ from funcgrad.lowering import engine
 from funcgrad.lowering.builder import F32, F64, ModuleBuilder, Value
 
 
-
 def _hex(v) -> str:
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", float(v)))[0]
 

@@ -5,8 +5,8 @@ import numpy as _np
 from funcgrad.numpy_api import *  # noqa: F401,F403
 from funcgrad.numpy_api import __all__ as _api_all  # noqa: F401
 from funcgrad.numpy_api import indexing, linalg  # noqa: F401
-from funcgrad.numpy_api.indexing import at  # noqa: F401
 from funcgrad.numpy_api._util import AxisError  # noqa: F401
+from funcgrad.numpy_api.indexing import at  # noqa: F401
 
 # dtypes and constants, as NumPy spells them
 bool_ = _np.bool_

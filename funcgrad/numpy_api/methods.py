@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from funcgrad.core.trace import Tracer
 
-
 _FNP = None
 
 

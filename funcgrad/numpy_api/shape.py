@@ -24,7 +24,13 @@ from funcgrad import errors
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
 from funcgrad.numpy_api._util import (
-    asarray, aval_of, broadcast_shapes, canonicalize_axes, canonicalize_axis, check_arraylike, is_tracer,
+    asarray,
+    aval_of,
+    broadcast_shapes,
+    canonicalize_axes,
+    canonicalize_axis,
+    check_arraylike,
+    is_tracer,
 )
 
 __all__ = [

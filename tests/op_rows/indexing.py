@@ -9,6 +9,7 @@ in range here (out-of-range behaviour is tested in test_numpy_indexing_edge_case
 import numpy as np
 
 import funcgrad.numpy as fnp
+
 from harness import rand, randpos, row
 
 getitem = fnp.indexing.getitem
