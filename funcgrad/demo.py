@@ -90,7 +90,8 @@ def main() -> None:
     for _ in range(5):
         ref = chain(np, xs, ys)
     t_np = (time.perf_counter() - t0) / 5
-    print(f"   first call (trace + compile + run): {first * 1e3:.1f} ms; max |jit - numpy| = {np.max(np.abs(out - ref)):.1e}")
+    err = np.max(np.abs(out - ref))
+    print(f"   first call (trace + compile + run): {first * 1e3:.1f} ms; max |jit - numpy| = {err:.1e}")
     print(f"   later calls: {t_fg * 1e3:.2f} ms vs NumPy {t_np * 1e3:.2f} ms on 1e6 elements")
     print("   grad, vmap and control flow compose with jit: jit(grad(f)), vmap(jit(f)), ...")
     print()

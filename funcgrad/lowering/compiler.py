@@ -98,8 +98,8 @@ def check_supported(jaxpr: Jaxpr, sub: bool = False) -> None:
             raise LoweringError(f"cannot compile a jaxpr with an input of type {a.aval.str_short()}")
     for a in jaxpr.outvars:
         if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES and not (sub and isinstance(a.aval, TapeAval)):
-            raise LoweringError(f"cannot compile a jaxpr with an output of type {a.aval.str_short()}"
-                                + (" (a tape must be consumed where it is made)" if isinstance(a.aval, TapeAval) else ""))
+            hint = " (a tape must be consumed where it is made)" if isinstance(a.aval, TapeAval) else ""
+            raise LoweringError(f"cannot compile a jaxpr with an output of type {a.aval.str_short()}{hint}")
     for i, e in enumerate(jaxpr.eqns):
         if e.primitive not in lower_rules:
             raise lowering_error(
@@ -396,7 +396,8 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
         b.lines[setup] = (f"  %ws = call ptr @malloc(i64 {total})\n  %wsnull = icmp eq ptr %ws, null\n"
                           "  br i1 %wsnull, label %oom, label %start")
         b.lines.append("oom:\n  ret i32 2")
-    params = [f"ptr noalias nocapture %a{k}" for k in range(nin)] + [f"ptr noalias nocapture %o{j}" for j in range(nout)]
+    params = [f"ptr noalias nocapture %a{k}" for k in range(nin)]
+    params += [f"ptr noalias nocapture %o{j}" for j in range(nout)]
     module.functions.append(
         f"define internal i32 @fg_main_core({', '.join(params)}) noinline nounwind {{\n{b.text()}\n}}"
     )

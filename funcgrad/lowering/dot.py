@@ -161,7 +161,9 @@ def _dot_general_lower(ctx, x, y, *, dimension_numbers):
     b_ptr, tb, ldb = _gemm_operand(ctx, y, rb, rc, rf)
     ity, fty = blas["int"], ("double" if x.dtype == F64 else "float")
     name = "fg_blas_dgemm" if x.dtype == F64 else "fg_blas_sgemm"
-    ctx.b.module.declare(name, f"declare void @{name}(i32, i32, i32, {ity}, {ity}, {ity}, {fty}, ptr, {ity}, ptr, {ity}, {fty}, ptr, {ity})")
+    # cblas_?gemm(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+    sig = f"i32, i32, i32, {ity}, {ity}, {ity}, {fty}, ptr, {ity}, ptr, {ity}, {fty}, ptr, {ity}"
+    ctx.b.module.declare(name, f"declare void @{name}({sig})")
     one, zero = const(x.dtype, 1.0).ref, const(x.dtype, 0.0).ref
     bld = ctx.b
 

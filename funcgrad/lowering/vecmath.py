@@ -565,8 +565,9 @@ def _slow_path(module, name: str, n: int) -> str:
                  "  br i1 %any, label %lane0, label %none", "none:", f"  ret {vt} %fast"]
         prev = "%fast"
         for i in range(n):
+            incoming = "[%fast, %entry]" if i == 0 else f"[{prev}, %lane{i - 1}], [%w{i - 1}, %call{i - 1}]"
             lines += [f"lane{i}:",
-                      f"  %r{i} = phi {vt} " + ("[%fast, %entry]" if i == 0 else f"[{prev}, %lane{i - 1}], [%w{i - 1}, %call{i - 1}]"),
+                      f"  %r{i} = phi {vt} " + incoming,
                       f"  %m{i} = extractelement {mt} %m, i32 {i}",
                       f"  br i1 %m{i}, label %call{i}, label %lane{i + 1}",
                       f"call{i}:",

@@ -18,7 +18,8 @@ newaxis = None
 dtype = _np.dtype
 finfo, iinfo = _np.finfo, _np.iinfo
 issubdtype = _np.issubdtype
-floating, integer, number, inexact, signedinteger = _np.floating, _np.integer, _np.number, _np.inexact, _np.signedinteger
+floating, integer, number = _np.floating, _np.integer, _np.number
+inexact, signedinteger = _np.inexact, _np.signedinteger
 
 
 def __getattr__(name):

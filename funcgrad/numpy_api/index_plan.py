@@ -195,7 +195,9 @@ def _adv_shape(entries):
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
         shown = " ".join(str(tuple(s)) for s in shapes)
-        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {shown}") from None
+        raise IndexError(
+            f"shape mismatch: indexing arrays could not be broadcast together with shapes {shown}"
+        ) from None
 
 
 def _adv_adjacent(entries):

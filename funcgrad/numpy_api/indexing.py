@@ -236,7 +236,9 @@ def _update(x, idx, values, kind):
             raise TypeError("at[].subtract is not supported for boolean arrays; use at[].set with fnp.logical_xor")
         v, kind = lax.neg(_util._convert(v, dtype)), "add"
     if kind == "divide" and dtype.kind != "f":
-        raise TypeError(f"at[].divide needs a floating-point array, got {dtype.name}; convert x with .astype(float) first")
+        raise TypeError(
+            f"at[].divide needs a floating-point array, got {dtype.name}; convert x with .astype(float) first"
+        )
     v = _broadcast_update(_util._convert(v, dtype), out_shape, kind)
     if kind in ("divide", "power"):
         # x op= v1, then op= v2 ... == x op (v1 * v2 ...): scatter-multiply the operands.
@@ -259,7 +261,9 @@ def _broadcast_update(v, shape, kind):
         if len(vshape) > len(shape):
             raise ValueError
     except ValueError:
-        raise ValueError(f"at[].{kind}: values of shape {vshape} cannot be broadcast to the indexed shape {shape}") from None
+        raise ValueError(
+            f"at[].{kind}: values of shape {vshape} cannot be broadcast to the indexed shape {shape}"
+        ) from None
     return _util.broadcast_to(v, shape)
 
 

@@ -499,7 +499,9 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 
 
 # --- padding -----------------------------------------------------------------------------
-_NUMPY_PAD_MODES = ("edge", "linear_ramp", "maximum", "mean", "median", "minimum", "reflect", "symmetric", "wrap", "empty")
+_NUMPY_PAD_MODES = (
+    "edge", "linear_ramp", "maximum", "mean", "median", "minimum", "reflect", "symmetric", "wrap", "empty",
+)
 
 
 def _pad_widths(pad_width, nd):
