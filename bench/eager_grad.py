@@ -23,7 +23,8 @@ import sys
 
 from common import fmt, interleaved_times, table  # first: it pins BLAS to one thread before NumPy loads
 
-import numpy as np  # noqa: E402
+# isort: split
+import numpy as np
 
 # Measure this checkout's funcgrad, whatever an installed (e.g. editable) copy points to.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

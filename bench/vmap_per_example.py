@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from common import median_time, table
-
 import funcgrad as fg
 import funcgrad.numpy as fnp
+
+from common import median_time, table
 
 try:
     import autograd

@@ -46,5 +46,6 @@ __all__ = [
     "errors", "lax", "tree_util", "numpy", "make_jaxpr", "check_jaxpr", "eval_jaxpr",
     "eval_closed_jaxpr", "jaxpr_as_fun", "ClosedJaxpr", "Jaxpr", "ShapedArray",
     "ShapeDtypeStruct", "grad", "value_and_grad", "jvp", "vjp", "linearize",
-    "linear_transpose", "jacfwd", "jacrev", "hessian", "stop_gradient", "test_util", "custom_jvp", "custom_vjp", "checkpoint", "remat", "vmap", "jit",
+    "linear_transpose", "jacfwd", "jacrev", "hessian", "stop_gradient", "test_util", "custom_jvp", "custom_vjp",
+    "checkpoint", "remat", "vmap", "jit",
 ]

@@ -52,7 +52,9 @@ def _close(name, got, want, atol, rtol, primal_out=None):
             raise AssertionError(f"{name}: shape {g.shape} vs {w.shape}")
         if not np.allclose(g, w, atol=atol, rtol=rtol, equal_nan=True):
             err = np.max(np.abs(g - w)) if g.size else 0.0
-            raise AssertionError(f"{name}: max abs error {err:.3g} (atol={atol}, rtol={rtol})\ngot:\n{g}\nexpected:\n{w}")
+            raise AssertionError(
+                f"{name}: max abs error {err:.3g} (atol={atol}, rtol={rtol})\ngot:\n{g}\nexpected:\n{w}"
+            )
 
 
 def numerical_jvp(f, args, tangents, eps):

@@ -32,7 +32,6 @@ from funcgrad.core.trace import Tracer
 from funcgrad.errors import UnexpectedTracerError
 from funcgrad.transforms import eager_vjp
 
-
 # --- helpers -------------------------------------------------------------------------------
 
 general_path = eager_vjp.disabled  # grad on the general reverse mode

@@ -7,8 +7,8 @@ import pytest
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.core.ir import Eqn, Jaxpr, Literal, Var
 from funcgrad.core.avals import ShapedArray
+from funcgrad.core.ir import Eqn, Jaxpr, Literal, Var
 from funcgrad.core.prims import elementwise as ew
 from funcgrad.core.typecheck import JaxprTypeError
 
@@ -82,6 +82,105 @@ def test_golden_primitive_params_sorted_and_shown():
           in (c,) }
     """)
 
+
+
+# --- golden printouts of transformed programs -----------------------------------------
+
+def test_golden_grad_of_scalar_product():
+    # Reverse mode = linearize (primal work and residuals first) + transpose.
+    closed = fg.make_jaxpr(fg.grad(lambda x: fnp.sin(x) * x))(1.0)
+    assert str(closed) == golden("""
+        { lambda ; a:f64[]. let
+            b:f64[] = sin a
+            c:f64[] = cos a
+            d:f64[] = mul b a
+            e:f64[] = mul b 1.0:f64[]
+            f:f64[] = mul 1.0:f64[] a
+            g:f64[] = mul f c
+            h:f64[] = add e g
+          in (h,) }
+    """)
+
+
+def test_golden_grad_through_reduction():
+    # The cotangent of reduce_sum is a broadcast; tanh's partial (1 - y*y) is a residual.
+    closed = fg.make_jaxpr(fg.grad(lambda x, y: fnp.sum(fnp.tanh(x * y))))(np.ones(3), np.ones(3))
+    assert str(closed) == golden("""
+        { lambda ; a:f64[3] b:f64[3]. let
+            c:f64[3] = mul a b
+            d:f64[3] = tanh c
+            e:f64[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] 1.0:f64[]
+            f:f64[3] = mul d d
+            g:f64[3] = sub e f
+            h:f64[] = reduce_sum[axes=(0,)] d
+            i:f64[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] 1.0:f64[]
+            j:f64[3] = mul i g
+            k:f64[3] = mul j b
+          in (k,) }
+    """)
+
+
+def test_golden_vmap_of_dot_is_one_batched_dot_general():
+    closed = fg.make_jaxpr(fg.vmap(lambda x, y: fnp.dot(x, y)))(np.ones((5, 3)), np.ones((5, 3)))
+    assert str(closed) == golden("""
+        { lambda ; a:f64[5,3] b:f64[5,3]. let
+            c:f64[5] = dot_general[dimension_numbers=(((1,), (1,)), ((0,), (0,)))] a b
+          in (c,) }
+    """)
+
+
+def test_golden_vmap_over_axis_1_with_reduction_and_indexing():
+    f = fg.vmap(lambda x: fnp.sum(x * 2.0) + x[0], in_axes=1)
+    closed = fg.make_jaxpr(f)(np.ones((3, 4)))
+    assert str(closed) == golden("""
+        { lambda ; a:f64[3,4]. let
+            b:f64[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] 2.0:f64[]
+            c:f64[3,4] = broadcast_in_dim[broadcast_dimensions=(0,) shape=(3, 4)] b
+            d:f64[3,4] = mul a c
+            e:f64[4] = reduce_sum[axes=(0,)] d
+            f:f64[1,4] = slice[limit_indices=(1, 4) start_indices=(0, 0) strides=None] a
+            g:f64[4,1] = transpose[permutation=(1, 0)] f
+            h:f64[4] = reshape[new_sizes=(4,)] g
+            i:f64[4] = add e h
+          in (i,) }
+    """)
+
+
+def test_golden_llvm_ir_of_a_fused_loop():
+    # The unoptimised kernel is deterministic (no addresses, no host CPU features): one
+    # loop whose body loads, multiplies, adds and stores -- both broadcasts fused as
+    # constants. The entry points (which embed type-object addresses) and the optimised
+    # IR (vector width depends on the host CPU) are not compared textually.
+    text = fg.jit(lambda x: x * 2.0 + 1.0).lower(np.zeros(4)).as_text()
+    unoptimised = text.split("# LLVM IR (before optimisation)\n", 1)[1]
+    core = unoptimised.split("\ndefine i32 @fg_main_entry", 1)[0]
+    assert core == golden("""
+        define internal i32 @fg_main_core(ptr noalias nocapture %a0, ptr noalias nocapture %o0) noinline nounwind {
+        entry:
+          br label %start
+        start:
+
+          br label %loop1
+        loop1:
+          %v4 = phi i64 [0, %start], [%v11, %body2]
+          %v5 = icmp slt i64 %v4, 4
+          br i1 %v5, label %body2, label %done3
+        body2:
+          %v6 = getelementptr inbounds double, ptr %a0, i64 %v4
+          %v7 = load double, ptr %v6, align 8
+          %v8 = fmul double %v7, 0x4000000000000000
+          %v9 = fadd double %v8, 0x3FF0000000000000
+          %v10 = getelementptr inbounds double, ptr %o0, i64 %v4
+          store double %v9, ptr %v10, align 8
+          %v11 = add nuw nsw i64 %v4, 1
+          br label %loop1
+        done3:
+          ret i32 0
+        }
+    """)
+    optimised = text.split("# LLVM IR (after optimisation)\n", 1)[1]
+    kernel = optimised.split("@fg_main_core(", 1)[1].split("\n}", 1)[0]
+    assert "fmul" in kernel and "fadd" in kernel and "call" not in kernel
 
 def test_printing_is_stable():
     f = lambda x: fnp.tanh(x) @ x.T  # noqa: E731

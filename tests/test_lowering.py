@@ -24,7 +24,8 @@ from funcgrad import lax
 from funcgrad.core.primitive import lower_rules
 from funcgrad.core.pytree import tree_flatten
 from funcgrad.errors import LoweringError
-from funcgrad.lowering import compile_jaxpr, dot as lowering_dot
+from funcgrad.lowering import compile_jaxpr
+from funcgrad.lowering import dot as lowering_dot
 
 RNG = np.random.default_rng(0)
 DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64]
@@ -73,11 +74,11 @@ SHAPES = [(), (0,), (5,), (2, 3), (3, 0, 2)]
 def test_elementwise_chain_all_dtypes(dtype, shape):
     x, y, z = sample(shape, dtype), sample(shape, dtype), sample(shape, dtype)
     if np.dtype(dtype) == np.bool_:
-        f = lambda x, y, z: fnp.where(x == y, x & ~z, (y ^ z) | (x < z))
+        f = lambda x, y, z: fnp.where(x == y, x & ~z, (y ^ z) | (x < z))  # noqa: E731
     elif np.dtype(dtype).kind == "i":
-        f = lambda x, y, z: fnp.where(x > y, x * y - z, fnp.maximum(x, z) + fnp.abs(y)) ^ (x & 3)
+        f = lambda x, y, z: fnp.where(x > y, x * y - z, fnp.maximum(x, z) + fnp.abs(y)) ^ (x & 3)  # noqa: E731
     else:
-        f = lambda x, y, z: fnp.where(x > y, x * y - z / (fnp.abs(y) + 1), fnp.minimum(x, z) + fnp.sqrt(fnp.abs(y)))
+        f = lambda x, y, z: fnp.where(x > y, x * y - z / (fnp.abs(y) + 1), fnp.minimum(x, z) + fnp.sqrt(fnp.abs(y)))  # noqa: E731
     check(f, x, y, z)
 
 

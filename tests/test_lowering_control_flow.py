@@ -9,6 +9,7 @@ import pytest
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax
+
 from harness import compiled_and_evaluated
 
 RNG = np.random.default_rng(1)

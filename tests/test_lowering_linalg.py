@@ -20,12 +20,12 @@ import numpy as np
 import pytest
 
 import funcgrad as fg
+import funcgrad.lowering.linalg  # noqa: F401  (registers the rules until funcgrad.lowering imports it)
 import funcgrad.numpy as fnp
 from funcgrad.core.primitive import ALLOWED_MISSING
 from funcgrad.core.prims import linalg as la
 from funcgrad.core.pytree import tree_flatten
 from funcgrad.lowering import compile_jaxpr
-import funcgrad.lowering.linalg  # noqa: F401  (registers the rules until funcgrad.lowering imports it)
 
 # Until funcgrad/lowering/pending.py drops its linalg entries, importing the rules makes
 # them stale allow-list entries (test_rule_coverage); they are not missing any more.

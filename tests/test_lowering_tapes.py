@@ -27,9 +27,9 @@ from funcgrad.errors import LoweringError
 from funcgrad.lowering import compile_jaxpr
 from funcgrad.tapes import TapeAval, tape_apply_p, tape_empty_p, tape_split_p, tape_zip_p, while_tape_p
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr
-from harness import compiled_and_evaluated
-
 from test_control_flow import nested_loops
+
+from harness import compiled_and_evaluated
 
 RNG = np.random.default_rng(7)
 

@@ -6,6 +6,7 @@ import pytest
 
 import funcgrad as fg
 from funcgrad.core.pytree import tree_flatten, tree_unflatten
+
 from harness import assert_same, grad_argnums
 from op_rows import all_rows
 

@@ -9,7 +9,6 @@ import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.test_util import check_grads
-
 from test_control_flow import nested_loops, newton_sqrt, staged
 
 

@@ -93,3 +93,29 @@ def test_at_updates_on_tracers_and_function_form():
 def test_traced_int_index_and_iteration():
     both(lambda x, i: x[i], X, np.int64(1))
     both(lambda x: [row.sum() for row in x], X)
+
+
+def test_every_operator_and_method_names_an_existing_function():
+    # Tracer operators look their funcgrad.numpy function up by name at call time: a
+    # misspelt or missing name would only show as an AttributeError on first use.
+    from funcgrad.numpy_api import methods
+
+    names = list(methods._BINARY.values()) + list(methods._COMPARE.values())
+    names += list(methods._UNARY.values()) + list(methods._METHODS)
+    assert [n for n in names if not hasattr(fnp, n)] == []
+
+
+@pytest.mark.parametrize("expr, symbol", [
+    (lambda x: x << 1, "<<"), (lambda x: x >> 1, ">>"), (lambda x: 1 << x, "<<"), (lambda x: 8 >> x, ">>"),
+])
+@pytest.mark.parametrize("transform", [fg.jit, fg.make_jaxpr, fg.vmap])
+def test_shift_operators_on_tracers_raise_a_clear_type_error(expr, symbol, transform):
+    # No shift primitive exists: a TypeError naming the operator and the dtype.
+    with pytest.raises(TypeError, match=rf"the {symbol} operator .*i64"):
+        transform(expr)(np.arange(3))
+
+
+def test_shift_operators_stay_numpy_eagerly():
+    # Eager values are NumPy arrays, so NumPy's shifts apply unchanged.
+    np.testing.assert_array_equal(fnp.arange(3) << 1, [0, 2, 4])
+    np.testing.assert_array_equal(fnp.arange(8) >> 2, np.arange(8) >> 2)

@@ -20,7 +20,6 @@ SUPPORTED = (bool_, int32, int64, float32, float64)
 _SUPPORTED_SET = frozenset(SUPPORTED)
 
 default_float = float64
-default_int = int64
 
 SHORT_NAMES = {bool_: "bool", int32: "i32", int64: "i64", float32: "f32", float64: "f64"}
 
@@ -41,18 +40,6 @@ def canonicalize(dtype, *, what: str = "value") -> np.dtype:
         f"{what} has dtype {dt.name}, which funcgrad does not support. Supported dtypes: "
         "bool, int32, int64, float32, float64. Convert first, e.g. x.astype(numpy.float64)."
     )
-
-
-def is_float(dtype) -> bool:
-    return np.dtype(dtype).kind == "f"
-
-
-def is_int(dtype) -> bool:
-    return np.dtype(dtype).kind == "i"
-
-
-def is_bool(dtype) -> bool:
-    return np.dtype(dtype) == bool_
 
 
 def python_scalar_dtype(x) -> np.dtype:

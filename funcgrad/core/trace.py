@@ -100,10 +100,6 @@ _state = _TraceState()
 _EVAL_MAIN = _state.stack[0]
 
 
-def current_level() -> int:
-    return len(_state.stack) - 1
-
-
 def is_eager() -> bool:
     """True when no transform is active, so ops run directly on NumPy."""
     return len(_state.stack) == 1 and _state.dynamic is None

@@ -7,10 +7,9 @@ not compared). Sub-jaxprs in params are checked too (iteratively).
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
+from funcgrad import config
 from funcgrad.core.ir import ClosedJaxpr, Jaxpr, JaxprPrinter, Literal, Var
 from funcgrad.core.source_info import describe
 from funcgrad.core.trace import abstract_eval
@@ -102,4 +101,4 @@ def _check_one(jaxpr: Jaxpr) -> None:
 
 def debug_checks_enabled() -> bool:
     """FUNCGRAD_DEBUG=1 type-checks every jaxpr a transform produces."""
-    return os.environ.get("FUNCGRAD_DEBUG", "") not in ("", "0")
+    return config.flag(config.DEBUG)

@@ -17,8 +17,9 @@ the same-named family under ``funcgrad/core/prims``):
 - ``dispatch``: the native entry points and the Python calling wrapper;
 - ``engine``: the one MCJIT engine, optimisation pipeline and in-process cache.
 
-Debugging: ``FUNCGRAD_DUMP_IR=1`` prints the IR before and after optimisation;
-``FUNCGRAD_NO_BLAS=1`` forces the dot_general loop kernel.
+Debugging (switches in ``funcgrad.config``): ``FUNCGRAD_DUMP_JAXPR=1`` prints the
+simplified jaxpr and its loop nests; ``FUNCGRAD_DUMP_IR=1`` prints the IR before and
+after optimisation; ``FUNCGRAD_NO_BLAS=1`` forces the dot_general loop kernel.
 
 Measured on the development machine (Zen 3, 2 vCPUs, llvmlite 0.50, numpy 2.4):
 - dispatch: ``exe.call(x, y)`` on 8-element float64 arrays 0.6 us (``exe(x, y)``
@@ -34,10 +35,8 @@ Measured on the development machine (Zen 3, 2 vCPUs, llvmlite 0.50, numpy 2.4):
 from __future__ import annotations
 
 import ctypes
-import os
-import sys
 
-
+from funcgrad import config
 from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.errors import LoweringError
 from funcgrad.lowering import dot, elementwise, indexing, reductions, structural  # noqa: F401  (register rules)
@@ -46,7 +45,7 @@ from funcgrad.lowering import linalg  # noqa: F401  (register rules)
 from funcgrad.lowering import special  # noqa: F401  (register rules)
 from funcgrad.lowering import pending  # noqa: F401  (allow-list of primitives not lowered yet)
 from funcgrad.lowering.builder import ModuleBuilder
-from funcgrad.lowering.compiler import GIL_RELEASE_WORK, check_supported, emit_core, plan, simplify
+from funcgrad.lowering.compiler import GIL_RELEASE_WORK, check_supported, emit_core, fusion_text, plan, simplify
 
 __all__ = ["compile_jaxpr", "Executable", "LoweringError"]
 
@@ -92,14 +91,19 @@ class Executable:
         return f"<Executable ({ins}) -> ({outs})>"
 
 
-def compile_jaxpr(closed: ClosedJaxpr) -> Executable:
-    """Compile ``closed`` to native code.
+def compile_jaxpr(closed: ClosedJaxpr, name: str = "") -> Executable:
+    """Compile ``closed`` to native code (``name``, e.g. ``jit(f)``, heads the dumps).
 
     Raises ``LoweringError`` (showing the failing equation in context) if an equation
     uses a primitive without a lower rule or an unsupported dtype."""
+    title = f"{name}: " if name else ""
     jaxpr = simplify(closed.jaxpr)
+    if config.flag(config.DUMP_JAXPR):
+        config.dump(f"{title}jaxpr (simplified: calls inlined, CSE, DCE)", str(jaxpr))
     check_supported(jaxpr)
     p = plan(jaxpr)
+    if config.flag(config.DUMP_JAXPR):
+        config.dump(f"{title}fused program (loop nests)", fusion_text(jaxpr, p))
     module = ModuleBuilder()
     keep, work, ws_bytes = emit_core(closed, jaxpr, p, module)
     release = work > GIL_RELEASE_WORK
@@ -109,14 +113,14 @@ def compile_jaxpr(closed: ClosedJaxpr) -> Executable:
     module.functions.append(dispatch.tuple_entry(jaxpr.in_avals, len(jaxpr.outvars), release))
     module.functions.append(dispatch.pointer_entry(len(jaxpr.invars), len(jaxpr.outvars)))
     text = module.text()
-    if os.environ.get("FUNCGRAD_DUMP_IR"):
-        print(f"--- funcgrad: LLVM IR (unoptimised)\n{text}", file=sys.stderr)
+    if config.flag(config.DUMP_IR):
+        config.dump(f"{title}LLVM IR (unoptimised)", text)
     try:
         addrs, optimized = engine.compile_ir(text, ["entry", "entry_ptrs"])
     except RuntimeError as err:  # LLVM parse/verify failure: a bug in a lower rule
         raise LoweringError(f"LLVM rejected the generated IR: {err}\njaxpr:\n{jaxpr}") from err
-    if os.environ.get("FUNCGRAD_DUMP_IR"):
-        print(f"--- funcgrad: LLVM IR (optimised)\n{optimized}", file=sys.stderr)
+    if config.flag(config.DUMP_IR):
+        config.dump(f"{title}LLVM IR (optimised)", optimized)
     n_buffers = sum(1 for vid in p.materialized if vid in p.offsets)
     stats = {"workspace_bytes": ws_bytes, "intermediate_buffers": n_buffers, "release_gil": release,
              "work": work, "blas": dot.find_blas() if "fg_blas_" in text else None}

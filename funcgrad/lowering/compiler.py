@@ -19,9 +19,7 @@ from funcgrad.core.ir import Jaxpr, JaxprPrinter, Literal, Var
 from funcgrad.core.primitive import lower_rules
 from funcgrad.errors import LoweringError
 from funcgrad.lowering.builder import SUPPORTED_DTYPES, FunctionBuilder, ModuleBuilder
-from funcgrad.lowering.context import (
-    CHEAP_PRIMS, FLAT_PRIMS, VIEW_PRIMS, BufferOperand, ConstOperand, LoweringContext,
-)
+from funcgrad.lowering.context import CHEAP_PRIMS, FLAT_PRIMS, VIEW_PRIMS, BufferOperand, ConstOperand, LoweringContext
 from funcgrad.tapes import TapeAval
 
 ALIGN = 64
@@ -101,8 +99,8 @@ def check_supported(jaxpr: Jaxpr, sub: bool = False) -> None:
             raise LoweringError(f"cannot compile a jaxpr with an input of type {a.aval.str_short()}")
     for a in jaxpr.outvars:
         if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES and not (sub and isinstance(a.aval, TapeAval)):
-            raise LoweringError(f"cannot compile a jaxpr with an output of type {a.aval.str_short()}"
-                                + (" (a tape must be consumed where it is made)" if isinstance(a.aval, TapeAval) else ""))
+            hint = " (a tape must be consumed where it is made)" if isinstance(a.aval, TapeAval) else ""
+            raise LoweringError(f"cannot compile a jaxpr with an output of type {a.aval.str_short()}{hint}")
     for i, e in enumerate(jaxpr.eqns):
         if e.primitive not in lower_rules:
             raise lowering_error(
@@ -206,6 +204,37 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
         p.offsets[vid] = off
         p.workspace_bytes = max(p.workspace_bytes, off + size)
     return p
+
+
+def fusion_text(jaxpr: Jaxpr, p: Plan) -> str:
+    """The fusion plan of ``jaxpr`` as text (``FUNCGRAD_DUMP_JAXPR``): one block per loop
+    nest, i.e. per equation whose result gets a buffer, listing the equations fused into
+    it. A cheap fused value read by several nests is recomputed in each, so it is listed
+    under each. Variable names match ``str(jaxpr)``."""
+    printer = JaxprPrinter()
+    printer.jaxpr(jaxpr)  # number the variables as the jaxpr printout does
+    fused_into: dict = defaultdict(list)  # root id -> fused equations, in program order
+    heads = []
+    for e in jaxpr.eqns:
+        if e.outputs and id(e.outputs[0]) not in p.materialized:
+            for r in p.roots.get(id(e.outputs[0]), ()):
+                fused_into[r].append(e)
+        else:
+            heads.append(e)
+    blocks = []
+    for k, e in enumerate(heads, 1):
+        outs = " ".join(printer.binder(v) for v in e.outputs) or "_"
+        members = fused_into.get(id(e.outputs[0]), []) if e.outputs else []
+        lines = [f"nest {k}: {e.primitive.name} -> {outs}"]
+        lines += [printer.eqn(m, 4) for m in members + [e]]
+        blocks.append("\n".join(lines))
+    after = [printer.eqn(m, 4) for m in fused_into.get(("end",), [])]
+    if after:
+        blocks.append("\n".join(["after the last nest (read by the caller):"] + after))
+    n_buffers = sum(1 for vid in p.materialized if vid in p.offsets)
+    blocks.append(f"{len(jaxpr.eqns)} equations in {len(heads)} nests; {n_buffers} intermediate buffers, "
+                  f"{p.workspace_bytes} bytes of workspace")
+    return "\n".join(blocks)
 
 
 # --- emission -------------------------------------------------------------------------------------
@@ -368,7 +397,8 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
         b.lines[setup] = (f"  %ws = call ptr @malloc(i64 {total})\n  %wsnull = icmp eq ptr %ws, null\n"
                           "  br i1 %wsnull, label %oom, label %start")
         b.lines.append("oom:\n  ret i32 2")
-    params = [f"ptr noalias nocapture %a{k}" for k in range(nin)] + [f"ptr noalias nocapture %o{j}" for j in range(nout)]
+    params = [f"ptr noalias nocapture %a{k}" for k in range(nin)]
+    params += [f"ptr noalias nocapture %o{j}" for j in range(nout)]
     module.functions.append(
         f"define internal i32 @fg_main_core({', '.join(params)}) noinline nounwind {{\n{b.text()}\n}}"
     )

@@ -19,12 +19,13 @@ import os
 
 import numpy as np
 
+from funcgrad import config
 from funcgrad.core.prims import dot as dt
 from funcgrad.lowering import engine
 from funcgrad.lowering.builder import F64, const
 from funcgrad.lowering.context import Operand, lower_materialized
 
-USE_BLAS = os.environ.get("FUNCGRAD_NO_BLAS", "") in ("", "0")
+USE_BLAS = not config.flag(config.NO_BLAS)  # read once; tests flip the attribute
 SMALL_FLOPS = 512  # m*n*k at or below this: the loop kernel beats the call overhead
 
 # (double symbol, single symbol, integer type); tried in order on each library.
@@ -160,7 +161,9 @@ def _dot_general_lower(ctx, x, y, *, dimension_numbers):
     b_ptr, tb, ldb = _gemm_operand(ctx, y, rb, rc, rf)
     ity, fty = blas["int"], ("double" if x.dtype == F64 else "float")
     name = "fg_blas_dgemm" if x.dtype == F64 else "fg_blas_sgemm"
-    ctx.b.module.declare(name, f"declare void @{name}(i32, i32, i32, {ity}, {ity}, {ity}, {fty}, ptr, {ity}, ptr, {ity}, {fty}, ptr, {ity})")
+    # cblas_?gemm(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+    sig = f"i32, i32, i32, {ity}, {ity}, {ity}, {fty}, ptr, {ity}, ptr, {ity}, {fty}, ptr, {ity}"
+    ctx.b.module.declare(name, f"declare void @{name}({sig})")
     one, zero = const(x.dtype, 1.0).ref, const(x.dtype, 0.0).ref
     bld = ctx.b
 

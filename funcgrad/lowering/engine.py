@@ -59,11 +59,6 @@ def add_symbol(name: str, address: int) -> None:
     llvm.add_symbol(name, address)
 
 
-def target_info() -> tuple[str, str]:
-    st = _init()
-    return st["triple"], st["data_layout"]
-
-
 def compile_ir(text: str, symbols: list[str], unique: str = "@fg_main_") -> tuple[dict, str]:
     """Optimise and JIT ``text``; return ({suffix: address}, optimised IR text).
 

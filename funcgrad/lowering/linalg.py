@@ -97,7 +97,10 @@ def _symbol(name: str, cblas: bool = False):
     if cblas:
         candidates = [f"{prefix}cblas_{name}64_"] if ity == "i64" else [f"{prefix}cblas_{name}"]
     else:
-        candidates = [f"{prefix}{name}_64_", f"{prefix}{name}64_"] if ity == "i64" else [f"{prefix}{name}_", f"{prefix}{name}"]
+        if ity == "i64":
+            candidates = [f"{prefix}{name}_64_", f"{prefix}{name}64_"]
+        else:
+            candidates = [f"{prefix}{name}_", f"{prefix}{name}"]
     for cand in candidates:
         try:
             fn = getattr(lib, cand)

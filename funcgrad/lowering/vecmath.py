@@ -16,9 +16,10 @@ vectoriser replaces it with one call of ``@fg_vm_<name>_f64_v<W>`` (float32:
 Compiling the bodies into every kernel instead cost ~5 ms of LLVM time per function
 per kernel. float32 runs the float64 algorithm and rounds once (<= 0.5 ulp + 2^-29).
 
-Accuracy (float64, against mpmath over tests/test_vecmath.py's grids): exp 0.83 ulp,
-expm1 0.98, log 0.81, log1p 0.75, sin 0.73, cos 0.71, tan 1.96, tanh 1.29, sinh 1.17,
-cosh 1.14 (NumPy/glibc: 0.5-1.2). Special values follow C99 Annex F / NumPy: exp
+Accuracy (float64, against mpmath over the grids of
+tests/test_lowering_vecmath_accuracy.py): exp 0.83 ulp, expm1 0.98, log 0.81, log1p
+0.75, sin 0.73, cos 0.71, tan 1.96, tanh 1.29, sinh 1.17, cosh 1.14 (NumPy/glibc:
+0.5-1.2). Special values follow C99 Annex F / NumPy: exp
 overflow to inf and gradual underflow to subnormals and 0, log(0) = -inf, log(<0) =
 nan, sin/cos(+-inf) = nan, tanh saturates to +-1, +-0 are preserved.
 
@@ -44,7 +45,6 @@ import numpy as np
 
 from funcgrad.lowering import engine
 from funcgrad.lowering.builder import F32, F64, ModuleBuilder, Value
-
 
 
 def _hex(v) -> str:
@@ -565,8 +565,9 @@ def _slow_path(module, name: str, n: int) -> str:
                  "  br i1 %any, label %lane0, label %none", "none:", f"  ret {vt} %fast"]
         prev = "%fast"
         for i in range(n):
+            incoming = "[%fast, %entry]" if i == 0 else f"[{prev}, %lane{i - 1}], [%w{i - 1}, %call{i - 1}]"
             lines += [f"lane{i}:",
-                      f"  %r{i} = phi {vt} " + ("[%fast, %entry]" if i == 0 else f"[{prev}, %lane{i - 1}], [%w{i - 1}, %call{i - 1}]"),
+                      f"  %r{i} = phi {vt} " + incoming,
                       f"  %m{i} = extractelement {mt} %m, i32 {i}",
                       f"  br i1 %m{i}, label %call{i}, label %lane{i + 1}",
                       f"call{i}:",

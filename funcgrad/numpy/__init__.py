@@ -5,8 +5,8 @@ import numpy as _np
 from funcgrad.numpy_api import *  # noqa: F401,F403
 from funcgrad.numpy_api import __all__ as _api_all  # noqa: F401
 from funcgrad.numpy_api import indexing, linalg  # noqa: F401
-from funcgrad.numpy_api.indexing import at  # noqa: F401
 from funcgrad.numpy_api._util import AxisError  # noqa: F401
+from funcgrad.numpy_api.indexing import at  # noqa: F401
 
 # dtypes and constants, as NumPy spells them
 bool_ = _np.bool_
@@ -18,7 +18,8 @@ newaxis = None
 dtype = _np.dtype
 finfo, iinfo = _np.finfo, _np.iinfo
 issubdtype = _np.issubdtype
-floating, integer, number, inexact, signedinteger = _np.floating, _np.integer, _np.number, _np.inexact, _np.signedinteger
+floating, integer, number = _np.floating, _np.integer, _np.number
+inexact, signedinteger = _np.inexact, _np.signedinteger
 
 
 def __getattr__(name):

@@ -49,7 +49,8 @@ def asarray(x, dtype=None, fname: str = "asarray"):
     if isinstance(x, (np.ndarray, np.generic)):
         dtypes.canonicalize(x.dtype, what=f"{fname} argument")
         return x if dtype is None or x.dtype == dtype else np.asarray(x, dtype)
-    if x is None or isinstance(x, (str, bytes)) or not (is_python_scalar(x) or isinstance(x, (list, tuple, numbers.Number))):
+    numeric = is_python_scalar(x) or isinstance(x, (list, tuple, numbers.Number))
+    if x is None or isinstance(x, (str, bytes)) or not numeric:
         raise TypeError(f"{fname}: cannot convert {type(x).__name__} to an array")
     arr = np.asarray(x) if dtype is None else np.asarray(x, dtype)
     if arr.dtype == object:
@@ -71,7 +72,7 @@ def _contains_tracer(seq) -> bool:
 
 
 def _stack_nested(seq, dtype, fname):
-    parts = [asarray(v, None, fname) if not isinstance(v, (list, tuple)) else _stack_nested(v, None, fname) for v in seq]
+    parts = [_stack_nested(v, None, fname) if isinstance(v, (list, tuple)) else asarray(v, None, fname) for v in seq]
     parts = promote_dtypes(*parts)
     if dtype is not None:
         parts = [lax.convert_element_type(p, dtype) for p in parts]

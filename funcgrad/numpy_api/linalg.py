@@ -316,7 +316,9 @@ def norm(x, ord=None, axis=None, keepdims=False):
             out = lax.sqrt(_sum_squares(flat, (0,)))
             return lax.reshape(out, (1,) * ndim) if keepdims else out
         if ndim not in (1, 2):
-            raise ValueError(f"norm: improper number of dimensions to norm ({ndim}-d input with ord={ord!r} needs axis=)")
+            raise ValueError(
+                f"norm: improper number of dimensions to norm ({ndim}-d input with ord={ord!r} needs axis=)"
+            )
         axes = tuple(range(ndim))
     elif isinstance(axis, (tuple, list)):
         axes = tuple(axis)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from funcgrad.core.trace import Tracer
 
-
 _FNP = None
 
 
@@ -35,6 +34,25 @@ def _binary(name, reflected=False):
     return method
 
 
+def _unsupported_binary(symbol, numpy_name, instead, reflected=False):
+    def method(self, other):
+        left, right = (other, self) if reflected else (self, other)
+        raise TypeError(
+            f"the {symbol} operator (numpy.{numpy_name}) is not supported on traced arrays: got "
+            f"{_describe(left)} {symbol} {_describe(right)}; funcgrad has no shift primitive, "
+            f"{instead} instead"
+        )
+    return method
+
+
+def _describe(x) -> str:
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return f"a traced {aval.str_short()}"
+    dtype = getattr(x, "dtype", None)
+    return f"{type(x).__name__} of dtype {dtype}" if dtype is not None else type(x).__name__
+
+
 def _unary(name):
     def method(self):
         return getattr(_fnp(), name)(self)
@@ -53,7 +71,13 @@ _BINARY = {
     "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
     "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
     "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-    "lshift": "left_shift", "rshift": "right_shift", "divmod": "divmod",
+    "divmod": "divmod",
+}
+# Operators with no primitive to build on (funcgrad has no shift primitive): a TypeError
+# naming the operator and the dtype, with the arithmetic that does the same job.
+_UNSUPPORTED_BINARY = {
+    "lshift": ("<<", "left_shift", "multiply by a power of two (x * 2**k)"),
+    "rshift": (">>", "right_shift", "floor-divide by a power of two (x // 2**k)"),
 }
 _COMPARE = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
 _UNARY = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "invert"}
@@ -121,6 +145,9 @@ def install() -> None:
     for short, name in _BINARY.items():
         setattr(Tracer, f"__{short}__", _binary(name))
         setattr(Tracer, f"__r{short}__", _binary(name, reflected=True))
+    for short, (symbol, numpy_name, instead) in _UNSUPPORTED_BINARY.items():
+        setattr(Tracer, f"__{short}__", _unsupported_binary(symbol, numpy_name, instead))
+        setattr(Tracer, f"__r{short}__", _unsupported_binary(symbol, numpy_name, instead, reflected=True))
     for short, name in _COMPARE.items():
         setattr(Tracer, f"__{short}__", _binary(name))
     for short, name in _UNARY.items():

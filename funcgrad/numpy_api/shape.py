@@ -1,4 +1,5 @@
-"""funcgrad.numpy: shape and structure functions (reshape, concatenate, split, pad, ...).
+"""funcgrad.numpy: shape and structure functions (reshape, transpose, tile, flip, pad, ...);
+joining and splitting (concatenate, stack, split) are in ``joining.py``.
 
 Each function is a composite of the structural primitives (``broadcast_in_dim``,
 ``reshape``, ``transpose``, ``rev``, ``concatenate``, ``pad``, ``slice``,
@@ -24,30 +25,32 @@ from funcgrad import errors
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
 from funcgrad.numpy_api._util import (
-    asarray, aval_of, broadcast_shapes, canonicalize_axes, canonicalize_axis, check_arraylike, is_tracer,
+    asarray,
+    aval_of,
+    broadcast_shapes,
+    canonicalize_axes,
+    canonicalize_axis,
+    check_arraylike,
+    is_tracer,
+    shape_of,
 )
 
 __all__ = [
     "shape", "ndim", "size",
     "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims",
-    "concatenate", "stack", "vstack", "hstack", "dstack", "column_stack", "append",
-    "split", "array_split", "tile", "repeat", "broadcast_to", "broadcast_arrays",
+    "tile", "repeat", "broadcast_to", "broadcast_arrays",
     "flip", "fliplr", "flipud", "roll", "rot90", "atleast_1d", "atleast_2d", "atleast_3d",
     "diagonal", "trace", "pad", "copy",
 ]
 
 
-# --- helpers ----------------------------------------------------------------------------
-def _arr(x, fname):
+# --- helpers (public names: joining.py shares them) ----------------------------------
+def array_arg(x, fname):
     check_arraylike(fname, x)
     return asarray(x, fname=fname)
 
 
-def _shape(x) -> tuple:
-    return aval_of(x).shape
-
-
-def _static_int(v, fname: str, what: str) -> int:
+def static_int(v, fname: str, what: str) -> int:
     if is_tracer(v):
         raise errors.ConcretizationError(
             f"{fname}: {what} must be a concrete integer, got a traced value {v.aval.str_short()}. "
@@ -62,8 +65,8 @@ def _static_int(v, fname: str, what: str) -> int:
 def _static_ints(v, fname: str, what: str) -> tuple:
     """An int or a sequence of ints as a tuple of Python ints."""
     if isinstance(v, (list, tuple)) or (isinstance(v, np.ndarray) and v.ndim > 0):
-        return tuple(_static_int(d, fname, what) for d in v)
-    return (_static_int(v, fname, what),)
+        return tuple(static_int(d, fname, what) for d in v)
+    return (static_int(v, fname, what),)
 
 
 def _check_order(fname, order):
@@ -71,51 +74,27 @@ def _check_order(fname, order):
         raise NotImplementedError(f"{fname}: only order='C' is supported, got order={order!r}")
 
 
-def _check_out(fname, out):
+def check_out(fname, out):
     if out is not None:
         raise NotImplementedError(f"{fname}: the 'out' argument is not supported (funcgrad arrays are immutable)")
 
 
-def _cast(x, dtype):
+def cast(x, dtype):
     if is_tracer(x):
         return lax.convert_element_type(x, dtype)  # also drops a weak type
     return x if x.dtype == dtype else x.astype(dtype)
 
 
-def _promote(fname, xs, dtype=None, casting="same_kind"):
-    """Cast ``xs`` to their common NumPy dtype (or to ``dtype``, checking ``casting``)."""
-    srcs = [aval_of(x).dtype for x in xs]
-    if dtype is None:
-        target = np.result_type(*srcs)
-    else:
-        target = dtypes.canonicalize(dtype, what=f"{fname} dtype")
-        for i, src in enumerate(srcs):
-            if not np.can_cast(src, target, casting):
-                raise TypeError(
-                    f"{fname}: cannot cast the array at index {i} from dtype {src} to {target} "
-                    f"according to the rule {casting!r}"
-                )
-    return [_cast(x, target) for x in xs]
-
-
-def _unstack(x):
+def unstack(x):
     """The sub-arrays along axis 0 of an array (NumPy iterates an array argument)."""
-    shp = _shape(x)
+    shp = shape_of(x)
     if not shp:
         raise TypeError("iteration over a 0-d array")
     return [lax.reshape(lax.slice(x, (i,) + (0,) * (len(shp) - 1), (i + 1,) + shp[1:]), shp[1:]) for i in range(shp[0])]
 
 
-def _seq(fname, arrays):
-    if is_tracer(arrays) or isinstance(arrays, np.ndarray):
-        return _unstack(arrays)
-    if not isinstance(arrays, (list, tuple)):
-        raise TypeError(f"{fname}: expected a sequence of arrays, got {type(arrays).__name__}")
-    return [_arr(a, fname) for a in arrays]
-
-
-def _slice_axis(x, axis, start, stop, step=1):
-    shp = _shape(x)
+def slice_axis(x, axis, start, stop, step=1):
+    shp = shape_of(x)
     starts = [0] * len(shp)
     limits = list(shp)
     strides = [1] * len(shp)
@@ -172,21 +151,21 @@ def reshape(a, shape, order="C", *, copy=None):
     (2, 3)
     """
     _check_order("reshape", order)
-    x = _arr(a, "reshape")
-    return lax.reshape(x, _resolve_shape("reshape", _shape(x), shape))
+    x = array_arg(a, "reshape")
+    return lax.reshape(x, _resolve_shape("reshape", shape_of(x), shape))
 
 
 def ravel(a, order="C"):
     """``a`` flattened to one dimension (row-major)."""
     _check_order("ravel", order)
-    x = _arr(a, "ravel")
-    return lax.reshape(x, (int(np.prod(_shape(x), dtype=np.int64)),))
+    x = array_arg(a, "ravel")
+    return lax.reshape(x, (int(np.prod(shape_of(x), dtype=np.int64)),))
 
 
 def transpose(a, axes=None):
     """Permute the axes of ``a``; ``axes=None`` reverses them."""
-    x = _arr(a, "transpose")
-    nd = len(_shape(x))
+    x = array_arg(a, "transpose")
+    nd = len(shape_of(x))
     if axes is None:
         perm = tuple(range(nd - 1, -1, -1))
     else:
@@ -200,8 +179,8 @@ def transpose(a, axes=None):
 
 def swapaxes(a, axis1, axis2):
     """``a`` with ``axis1`` and ``axis2`` interchanged."""
-    x = _arr(a, "swapaxes")
-    nd = len(_shape(x))
+    x = array_arg(a, "swapaxes")
+    nd = len(shape_of(x))
     i, j = canonicalize_axis(axis1, nd, "swapaxes"), canonicalize_axis(axis2, nd, "swapaxes")
     perm = list(range(nd))
     perm[i], perm[j] = j, i
@@ -217,8 +196,8 @@ def _axis_tuple(axis, nd, fname, argname):
 
 def moveaxis(a, source, destination):
     """Move axes ``source`` to positions ``destination``; the others keep their order."""
-    x = _arr(a, "moveaxis")
-    nd = len(_shape(x))
+    x = array_arg(a, "moveaxis")
+    nd = len(shape_of(x))
     src = _axis_tuple(source, nd, "moveaxis", "source")
     dst = _axis_tuple(destination, nd, "moveaxis", "destination")
     if len(src) != len(dst):
@@ -231,8 +210,8 @@ def moveaxis(a, source, destination):
 
 def squeeze(a, axis=None):
     """Remove length-one axes (all of them, or those in ``axis``)."""
-    x = _arr(a, "squeeze")
-    shp = _shape(x)
+    x = array_arg(a, "squeeze")
+    shp = shape_of(x)
     if axis is None:
         axes = tuple(i for i, d in enumerate(shp) if d == 1)
     else:
@@ -248,8 +227,8 @@ def squeeze(a, axis=None):
 
 def expand_dims(a, axis):
     """Insert length-one axes at positions ``axis`` (an int or a tuple) of the result."""
-    x = _arr(a, "expand_dims")
-    shp = _shape(x)
+    x = array_arg(a, "expand_dims")
+    shp = shape_of(x)
     axes = _static_ints(axis, "expand_dims", "axis")
     out_nd = len(shp) + len(axes)
     axes = tuple(canonicalize_axis(ax, out_nd, "expand_dims") for ax in axes)
@@ -259,9 +238,9 @@ def expand_dims(a, axis):
     return lax.reshape(x, tuple(1 if i in axes else next(it) for i in range(out_nd)))
 
 
-def _atleast(x, n, fname):
-    x = _arr(x, fname)
-    shp = _shape(x)
+def atleast(x, n, fname):
+    x = array_arg(x, fname)
+    shp = shape_of(x)
     if len(shp) >= n:
         return x
     if n == 1:
@@ -274,7 +253,7 @@ def _atleast(x, n, fname):
 
 
 def _atleast_nd(n, arys):
-    out = [_atleast(a, n, f"atleast_{n}d") for a in arys]
+    out = [atleast(a, n, f"atleast_{n}d") for a in arys]
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -293,148 +272,16 @@ def atleast_3d(*arys):
     return _atleast_nd(3, arys)
 
 
-# --- joining ------------------------------------------------------------------------------
-def _concat(fname, xs, axis, dtype=None, casting="same_kind"):
-    if not xs:
-        raise ValueError(f"{fname}: need at least one array to concatenate")
-    if axis is None:
-        xs = [ravel(x) for x in xs]
-        axis = 0
-    shapes = [_shape(x) for x in xs]
-    nd = len(shapes[0])
-    if any(len(s) == 0 for s in shapes):
-        raise ValueError(f"{fname}: zero-dimensional arrays cannot be concatenated")
-    for i, s in enumerate(shapes):
-        if len(s) != nd:
-            raise ValueError(
-                f"{fname}: all the input arrays must have same number of dimensions, but the array at "
-                f"index 0 has shape {shapes[0]} and the array at index {i} has shape {s}"
-            )
-    axis = canonicalize_axis(axis, nd, fname)
-    for i, s in enumerate(shapes):
-        for d in range(nd):
-            if d != axis and s[d] != shapes[0][d]:
-                raise ValueError(
-                    f"{fname}: all the input array dimensions except for the concatenation axis "
-                    f"(axis {axis}) must match exactly, but along dimension {d}, the array at index 0 "
-                    f"has shape {shapes[0]} and the array at index {i} has shape {s}"
-                )
-    return lax.concatenate(_promote(fname, xs, dtype, casting), axis)
-
-
-def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """Join arrays along an existing axis; ``axis=None`` flattens them first.
-
-    >>> fnp.concatenate([fnp.zeros(2), fnp.ones(3)]).shape
-    (5,)
-    """
-    _check_out("concatenate", out)
-    return _concat("concatenate", _seq("concatenate", arrays), axis, dtype, casting)
-
-
-def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """Join same-shape arrays along a new axis."""
-    _check_out("stack", out)
-    xs = _seq("stack", arrays)
-    if not xs:
-        raise ValueError("stack: need at least one array to stack")
-    shapes = [_shape(x) for x in xs]
-    for i, s in enumerate(shapes):
-        if s != shapes[0]:
-            raise ValueError(
-                f"stack: all input arrays must have the same shape, but the array at index 0 has "
-                f"shape {shapes[0]} and the array at index {i} has shape {s}"
-            )
-    axis = canonicalize_axis(axis, len(shapes[0]) + 1, "stack")
-    new = shapes[0][:axis] + (1,) + shapes[0][axis:]
-    return _concat("stack", [lax.reshape(x, new) for x in xs], axis, dtype, casting)
-
-
-def vstack(tup, *, dtype=None, casting="same_kind"):
-    """Stack arrays row-wise (along axis 0, after ``atleast_2d``)."""
-    return _concat("vstack", [_atleast(x, 2, "vstack") for x in _seq("vstack", tup)], 0, dtype, casting)
-
-
-def hstack(tup, *, dtype=None, casting="same_kind"):
-    """Stack arrays column-wise (axis 1; axis 0 for 1-d inputs)."""
-    xs = [_atleast(x, 1, "hstack") for x in _seq("hstack", tup)]
-    axis = 0 if xs and len(_shape(xs[0])) == 1 else 1
-    return _concat("hstack", xs, axis, dtype, casting)
-
-
-def dstack(tup):
-    """Stack arrays depth-wise (along axis 2, after ``atleast_3d``)."""
-    return _concat("dstack", [_atleast(x, 3, "dstack") for x in _seq("dstack", tup)], 2)
-
-
-def column_stack(tup):
-    """Stack 1-d arrays as columns of a 2-d array (2-d inputs are joined along axis 1)."""
-    xs = []
-    for x in _seq("column_stack", tup):
-        shp = _shape(x)
-        xs.append(lax.reshape(x, (shp[0] if shp else 1, 1)) if len(shp) < 2 else x)
-    return _concat("column_stack", xs, 1)
-
-
-def append(arr, values, axis=None):
-    """``values`` appended to ``arr`` (both flattened when ``axis`` is None)."""
-    return _concat("append", [_arr(arr, "append"), _arr(values, "append")], axis)
-
-
-# --- splitting ----------------------------------------------------------------------------
-def _split(fname, ary, indices_or_sections, axis, equal):
-    x = _arr(ary, fname)
-    shp = _shape(x)
-    axis = canonicalize_axis(axis, len(shp), fname)
-    n = shp[axis]
-    ios = indices_or_sections
-    if isinstance(ios, (list, tuple)) or (isinstance(ios, np.ndarray) and ios.ndim > 0):
-        points = [0] + [_static_int(i, fname, "split index") for i in ios] + [n]
-        bounds = []
-        for lo, hi in zip(points, points[1:]):
-            start, stop, _ = slice(lo, hi).indices(n)  # Python slice semantics, like NumPy
-            bounds.append((start, max(start, stop)))
-    else:
-        if is_tracer(ios):
-            _static_int(ios, fname, "indices_or_sections")
-        try:
-            sections = int(ios)
-        except (TypeError, ValueError):
-            raise TypeError(f"{fname}: indices_or_sections must be an integer or a sequence of integers") from None
-        if sections <= 0:
-            raise ValueError(f"{fname}: number sections must be larger than 0.")
-        if equal and n % sections:
-            raise ValueError(
-                f"{fname}: array split does not result in an equal division (axis {axis} of size {n} "
-                f"into {sections} sections)"
-            )
-        each, extra = divmod(n, sections)
-        sizes = [each + 1] * extra + [each] * (sections - extra)
-        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
-        bounds = list(zip(starts, starts[1:]))
-    return [_slice_axis(x, axis, lo, hi) for lo, hi in bounds]
-
-
-def split(ary, indices_or_sections, axis=0):
-    """Split into equal sections (an int) or at the given indices; returns a list."""
-    return _split("split", ary, indices_or_sections, axis, equal=True)
-
-
-def array_split(ary, indices_or_sections, axis=0):
-    """Like ``split``, but an int need not divide the axis: the first sections get one more."""
-    return _split("array_split", ary, indices_or_sections, axis, equal=False)
-
-
 # --- repeating and broadcasting -----------------------------------------------------------
 def tile(A, reps):
     """``A`` repeated ``reps`` times per axis (broadcast into interleaved axes, then merged)."""
-    x = _arr(A, "tile")
+    x = array_arg(A, "tile")
     reps = _static_ints(reps, "tile", "reps")
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: negative dimensions are not allowed in reps {reps}")
-    nd = len(_shape(x))
+    nd = len(shape_of(x))
     d = max(len(reps), nd)
-    shp = (1,) * (d - nd) + _shape(x)
+    shp = (1,) * (d - nd) + shape_of(x)
     reps = (1,) * (d - len(reps)) + reps
     big = tuple(v for r, s in zip(reps, shp) for v in (r, s))  # (r0, s0, r1, s1, ...)
     y = lax.broadcast_in_dim(x, big, tuple(range(2 * (d - nd) + 1, 2 * d, 2)))
@@ -444,10 +291,10 @@ def tile(A, reps):
 def repeat(a, repeats, axis=None):
     """Repeat elements of ``a``: ``repeats`` is a static int, or one static count per element
     along ``axis``; ``axis=None`` works on the flattened array."""
-    x = _arr(a, "repeat")
+    x = array_arg(a, "repeat")
     if axis is None:
         x, axis = ravel(x), 0
-    shp = _shape(x)
+    shp = shape_of(x)
     axis = canonicalize_axis(axis, len(shp), "repeat")
     if is_tracer(repeats) or (isinstance(repeats, (list, tuple)) and any(map(is_tracer, repeats))):
         raise errors.ConcretizationError(
@@ -477,11 +324,11 @@ def repeat(a, repeats, axis=None):
 
 def broadcast_to(array, shape):
     """``array`` broadcast to ``shape`` with NumPy's trailing-dimension rules."""
-    x = _arr(array, "broadcast_to")
+    x = array_arg(array, "broadcast_to")
     shape = _static_ints(shape, "broadcast_to", "shape")
     if any(d < 0 for d in shape):
         raise ValueError(f"broadcast_to: all elements of broadcast shape must be non-negative, got {shape}")
-    shp = _shape(x)
+    shp = shape_of(x)
     if len(shape) < len(shp) or any(s not in (1, t) for s, t in zip(shp[::-1], shape[::-1])):
         raise ValueError(f"broadcast_to: cannot broadcast an array of shape {shp} to the requested shape {shape}")
     return lax.broadcast_to_rank(x, shape)
@@ -489,16 +336,16 @@ def broadcast_to(array, shape):
 
 def broadcast_arrays(*args):
     """The arguments broadcast against each other; returns a tuple, like NumPy 2."""
-    xs = [_arr(a, "broadcast_arrays") for a in args]
-    shp = broadcast_shapes("broadcast_arrays", *[_shape(x) for x in xs])
+    xs = [array_arg(a, "broadcast_arrays") for a in args]
+    shp = broadcast_shapes("broadcast_arrays", *[shape_of(x) for x in xs])
     return tuple(lax.broadcast_to_rank(x, shp) for x in xs)
 
 
 # --- reordering ---------------------------------------------------------------------------
 def flip(m, axis=None):
     """Reverse the order of elements along ``axis`` (None: all axes)."""
-    x = _arr(m, "flip")
-    axes = canonicalize_axes(axis, len(_shape(x)), "flip")
+    x = array_arg(m, "flip")
+    axes = canonicalize_axes(axis, len(shape_of(x)), "flip")
     if not axes and isinstance(x, np.ndarray) and x.ndim == 0:
         return x[()]  # NumPy gives a scalar for a 0-d input
     return lax.rev(x, axes)
@@ -506,31 +353,31 @@ def flip(m, axis=None):
 
 def fliplr(m):
     """Reverse along axis 1 (left/right); needs at least 2 dimensions."""
-    x = _arr(m, "fliplr")
-    if len(_shape(x)) < 2:
-        raise ValueError(f"fliplr: Input must be >= 2-d, got shape {_shape(x)}.")
+    x = array_arg(m, "fliplr")
+    if len(shape_of(x)) < 2:
+        raise ValueError(f"fliplr: Input must be >= 2-d, got shape {shape_of(x)}.")
     return lax.rev(x, (1,))
 
 
 def flipud(m):
     """Reverse along axis 0 (up/down); needs at least 1 dimension."""
-    x = _arr(m, "flipud")
-    if len(_shape(x)) < 1:
+    x = array_arg(m, "flipud")
+    if len(shape_of(x)) < 1:
         raise ValueError("flipud: Input must be >= 1-d.")
     return lax.rev(x, (0,))
 
 
 def _roll_static(x, k, axis):
-    n = _shape(x)[axis]
+    n = shape_of(x)[axis]
     if n == 0 or k % n == 0:
         return x
     k %= n
-    return lax.concatenate([_slice_axis(x, axis, n - k, n), _slice_axis(x, axis, 0, n - k)], axis)
+    return lax.concatenate([slice_axis(x, axis, n - k, n), slice_axis(x, axis, 0, n - k)], axis)
 
 
 def _roll_traced(x, s, axis):
     """Roll by a traced scalar: a window of ``concatenate([x, x])`` starting at ``(-s) mod n``."""
-    shp = _shape(x)
+    shp = shape_of(x)
     n = shp[axis]
     if n == 0:
         return x
@@ -547,8 +394,8 @@ def _roll_traced(x, s, axis):
 def roll(a, shift, axis=None):
     """Roll elements along ``axis`` (None: the flattened array); ``shift`` and ``axis`` may
     be sequences (broadcast together). ``shift`` may be a traced integer."""
-    x = _arr(a, "roll")
-    shp = _shape(x)
+    x = array_arg(a, "roll")
+    shp = shape_of(x)
     if axis is None:
         return lax.reshape(roll(ravel(x), shift, 0), shp)
     if isinstance(shift, (list, tuple)) and any(map(is_tracer, shift)):
@@ -556,7 +403,7 @@ def roll(a, shift, axis=None):
     elif is_tracer(shift):
         if shift.aval.ndim > 1:
             raise ValueError("roll: 'shift' and 'axis' should be scalars or 1D sequences")
-        shifts = [shift] if shift.aval.ndim == 0 else _unstack(shift)
+        shifts = [shift] if shift.aval.ndim == 0 else unstack(shift)
     else:
         sh = np.asarray(shift)
         if sh.ndim > 1:
@@ -575,7 +422,7 @@ def roll(a, shift, axis=None):
         if is_tracer(s):
             x = _roll_traced(x, s, ax)
         else:
-            totals[ax] = totals.get(ax, 0) + _static_int(s, "roll", "shift")
+            totals[ax] = totals.get(ax, 0) + static_int(s, "roll", "shift")
     for ax, k in totals.items():
         x = _roll_static(x, k, ax)
     return x
@@ -584,8 +431,8 @@ def roll(a, shift, axis=None):
 def rot90(m, k=1, axes=(0, 1)):
     """Rotate by 90 degrees ``k`` times in the plane of ``axes`` (from the first towards
     the second axis)."""
-    x = _arr(m, "rot90")
-    nd = len(_shape(x))
+    x = array_arg(m, "rot90")
+    nd = len(shape_of(x))
     axes = _static_ints(axes, "rot90", "axes")
     if len(axes) != 2:
         raise ValueError("rot90: len(axes) must be 2.")
@@ -593,7 +440,7 @@ def rot90(m, k=1, axes=(0, 1)):
         raise ValueError(f"rot90: Axes must be different, got {axes}.")
     if not all(-nd <= ax < nd for ax in axes):
         raise ValueError(f"rot90: Axes={axes} out of range for array of ndim={nd}.")
-    k = _static_int(k, "rot90", "k") % 4
+    k = static_int(k, "rot90", "k") % 4
     a0, a1 = axes[0] % nd, axes[1] % nd
     if k == 0:
         return x
@@ -613,16 +460,16 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     Implemented without gather: move the two axes last, slice the ``L x L`` square that
     holds the diagonal, flatten it and take every ``(L+1)``-th element.
     """
-    x = _arr(a, "diagonal")
-    nd = len(_shape(x))
+    x = array_arg(a, "diagonal")
+    nd = len(shape_of(x))
     if nd < 2:
-        raise ValueError(f"diagonal: diag requires an array of at least two dimensions, got shape {_shape(x)}")
+        raise ValueError(f"diagonal: diag requires an array of at least two dimensions, got shape {shape_of(x)}")
     i, j = canonicalize_axis(axis1, nd, "diagonal"), canonicalize_axis(axis2, nd, "diagonal")
     if i == j:
         raise ValueError("diagonal: axis1 and axis2 cannot be the same")
-    offset = _static_int(offset, "diagonal", "offset")
+    offset = static_int(offset, "diagonal", "offset")
     x = lax.transpose(x, [d for d in range(nd) if d not in (i, j)] + [i, j])
-    *batch, n, m = _shape(x)
+    *batch, n, m = shape_of(x)
     batch = tuple(batch)
     if offset >= 0:
         r0, c0, size_ = 0, offset, min(n, m - offset)
@@ -638,7 +485,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """Sum along a diagonal; bool and small ints accumulate in int64, like ``numpy.sum``."""
-    _check_out("trace", out)
+    check_out("trace", out)
     d = diagonal(a, offset, axis1, axis2)
     aval = aval_of(d)
     if dtype is None:
@@ -647,12 +494,14 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         acc = dtypes.canonicalize(dtype, what="trace dtype")
     last = (aval.ndim - 1,)
     if acc.kind == "b":  # a bool sum is a logical or
-        return lax.convert_element_type(lax.reduce_sum(_cast(d, np.dtype(np.int64)), last), acc)
-    return lax.reduce_sum(_cast(d, acc), last)
+        return lax.convert_element_type(lax.reduce_sum(cast(d, np.dtype(np.int64)), last), acc)
+    return lax.reduce_sum(cast(d, acc), last)
 
 
 # --- padding -----------------------------------------------------------------------------
-_NUMPY_PAD_MODES = ("edge", "linear_ramp", "maximum", "mean", "median", "minimum", "reflect", "symmetric", "wrap", "empty")
+_NUMPY_PAD_MODES = (
+    "edge", "linear_ramp", "maximum", "mean", "median", "minimum", "reflect", "symmetric", "wrap", "empty",
+)
 
 
 def _pad_widths(pad_width, nd):
@@ -663,7 +512,7 @@ def _pad_widths(pad_width, nd):
         pw = widths
     else:
         if is_tracer(pad_width):
-            _static_int(pad_width, "pad", "pad_width")
+            static_int(pad_width, "pad", "pad_width")
         pw = np.asarray(pad_width)
     if pw.dtype.kind not in "iu":
         raise TypeError(f"pad: `pad_width` must be of integral type, got {pad_width!r}")
@@ -702,7 +551,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
     unknown = set(kwargs) - {"constant_values"}
     if unknown:
         raise ValueError(f"pad: unsupported keyword arguments for mode 'constant': {unknown}")
-    x = _arr(array, "pad")
+    x = array_arg(array, "pad")
     aval = aval_of(x)
     widths = _pad_widths(pad_width, aval.ndim)
     cv = kwargs.get("constant_values", 0)
@@ -725,5 +574,5 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 def copy(a, order="K", subok=False):
     """A copy of ``a`` (eagerly a fresh ndarray; traced values are immutable, so the same value)."""
-    x = _arr(a, "copy")
+    x = array_arg(a, "copy")
     return x if is_tracer(x) else np.array(x, copy=True)

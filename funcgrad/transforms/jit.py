@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import sys
 
 import numpy as np
 
-from funcgrad import errors
+from funcgrad import config, errors
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, is_undefined, tangent_aval
 from funcgrad.core.avals import ShapedArray
@@ -36,7 +35,7 @@ from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr, transpos
 
 
 def _log(msg: str) -> None:
-    if os.environ.get("FUNCGRAD_LOG_COMPILES", "") not in ("", "0"):
+    if config.flag(config.LOG_COMPILES):
         print(f"[funcgrad] {msg}", file=sys.stderr)
 
 
@@ -70,11 +69,13 @@ def _simplified(closed: ClosedJaxpr) -> ClosedJaxpr:
 def _executable_for(closed: ClosedJaxpr, name: str):
     exe = _executables.get(id(closed.jaxpr))
     if exe is None:
+        if config.flag(config.DUMP_JAXPR):
+            config.dump(f"jit({name}): jaxpr (traced)", str(closed))
         simplified = _simplified(closed)
         try:
             from funcgrad import lowering
 
-            exe = lowering.compile_jaxpr(simplified)
+            exe = lowering.compile_jaxpr(simplified, name=f"jit({name})")
         except (errors.LoweringError, ImportError, AttributeError, NotImplementedError) as e:
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
             _log(f"jit({name}): running the interpreter, not compiled code: {first}")
@@ -345,7 +346,7 @@ class JittedFunction:
         return entry, leaves, True
 
     def _log_compile(self, key):
-        if os.environ.get("FUNCGRAD_LOG_COMPILES", "") in ("", "0"):
+        if not config.flag(config.LOG_COMPILES):
             return
         cause = "first call"
         prev = self._last_key

@@ -7,6 +7,7 @@ run with traced inputs (full_like(tracer), tril(tracer), linspace of traced boun
 import numpy as np
 
 import funcgrad.numpy as fnp
+
 from harness import rand, row
 
 f32, i32 = np.float32, np.int32

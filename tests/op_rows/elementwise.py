@@ -7,6 +7,7 @@ columns differentiate these rows with finite differences). Rows at special value
 import numpy as np
 
 import funcgrad.numpy as fnp
+
 from harness import rand, randpos, row
 
 f32, i32, i64 = np.float32, np.int32, np.int64

@@ -4,11 +4,12 @@ take, take_along_axis and the nonzero family.
 Static indices are closed over; an index passed as a row argument is traced by the
 jaxpr column (so it exercises dynamic_slice / gather / scatter). References are plain
 NumPy: ``x[idx]``, ``r[idx] = v`` and ``numpy.<ufunc>.at`` on a copy. All indices are
-in range here (out-of-range behaviour is tested in test_indexing_extra.py).
+in range here (out-of-range behaviour is tested in test_numpy_indexing_edge_cases.py).
 """
 import numpy as np
 
 import funcgrad.numpy as fnp
+
 from harness import rand, randpos, row
 
 getitem = fnp.indexing.getitem

@@ -7,6 +7,7 @@ summation order, hence ``rtol=1e-13`` there.
 import numpy as np
 
 import funcgrad.numpy as fnp
+
 from harness import rand, row
 
 V = rand(7)

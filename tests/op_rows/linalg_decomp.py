@@ -15,6 +15,7 @@ no LU factorisation), whose rounding differs from LAPACK's blocked ``getrf``: rt
 import numpy as np
 
 import funcgrad.numpy as fnp
+
 from harness import rand, row
 
 LU_TOL = dict(rtol=1e-12)

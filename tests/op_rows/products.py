@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 import funcgrad.numpy as fnp
+
 from harness import rand, row
 
 BLAS = dict(rtol=1e-13, atol=1e-14)

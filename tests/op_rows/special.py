@@ -116,7 +116,7 @@ if sps is not None:
         same("logsumexp/float32", "logsumexp", rand(3, 4, dtype=f32), static=dict(axis=0)),
         same("logsumexp/large", "logsumexp", np.array([1000.0, 1001.0, 999.5])),
         same("logsumexp/neg_inf", "logsumexp", np.array([[0.5, -np.inf, 1.5], [-np.inf, -np.inf, -np.inf]]), static=dict(axis=1),
-             tags={"no_grad": "an all -inf row: its value is -inf (see test_special_extra for the gradient)"}),
+             tags={"no_grad": "an all -inf row: its value is -inf (see test_scipy_special_edge_cases.py for the gradient)"}),
         row("special.logsumexp/b", lambda a, b: fsp.logsumexp(a, axis=1, b=b), lambda a, b: sps.logsumexp(a, axis=1, b=b),
             rand(3, 4), randpos(3, 4)),
         row("special.logsumexp/b_broadcast", lambda a, b: fsp.logsumexp(a, axis=0, b=b), lambda a, b: sps.logsumexp(a, axis=0, b=b),

@@ -21,7 +21,6 @@ import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.test_util import check_grads
-
 from test_control_flow import staged
 
 RTOL, ATOL = 1e-9, 1e-11

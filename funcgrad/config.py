@@ -1,0 +1,52 @@
+"""Every environment switch funcgrad reads, in one place.
+
+A switch is on when its variable is set to anything but ``""`` or ``"0"``. Switches are
+read when they are consulted, not at import, so a test (or a user) can set one through
+``os.environ`` at any time; the one exception is ``FUNCGRAD_NO_BLAS``, which
+``funcgrad.lowering.dot`` reads once into ``USE_BLAS`` (tests flip that attribute).
+
+Adding a switch: one entry in ``SWITCHES`` (name -> what it does, shown by
+``describe()``), read it with ``flag(NAME)`` where it matters, and a line in the README
+"Debugging" section.
+
+This module imports nothing from funcgrad, so every layer (``core`` included) may use it.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+DEBUG = "FUNCGRAD_DEBUG"
+LOG_COMPILES = "FUNCGRAD_LOG_COMPILES"
+DUMP_JAXPR = "FUNCGRAD_DUMP_JAXPR"
+DUMP_IR = "FUNCGRAD_DUMP_IR"
+NO_BLAS = "FUNCGRAD_NO_BLAS"
+
+SWITCHES: dict[str, str] = {
+    DEBUG: "type-check every jaxpr a transform produces (the test suite sets it)",
+    LOG_COMPILES: "log each jit compilation with its cause, and any interpreter fallback",
+    DUMP_JAXPR: "print the jaxpr after each stage of jit's pipeline: traced, simplified, fused",
+    DUMP_IR: "print the LLVM IR of each compilation before and after optimisation",
+    NO_BLAS: "compile matrix products as loop kernels instead of BLAS calls (read at import)",
+}
+
+
+def flag(name: str) -> bool:
+    """Is switch ``name`` on right now?"""
+    if name not in SWITCHES:
+        raise KeyError(f"unknown funcgrad switch {name!r}; known: {', '.join(SWITCHES)}")
+    return os.environ.get(name, "") not in ("", "0")
+
+
+def dump(header: str, text: str) -> None:
+    """Print ``text`` to stderr under a ``--- funcgrad: <header>`` line (for the dump
+    switches; callers test the switch first so the text is only built when wanted)."""
+    print(f"--- funcgrad: {header}\n{text}", file=sys.stderr)
+
+
+def describe() -> str:
+    """One line per switch: its name, whether it is on, and what it does."""
+    return "\n".join(f"{name}={'1' if flag(name) else '0'}  {what}" for name, what in SWITCHES.items())
+
+
+__all__ = ["SWITCHES", "flag", "dump", "describe", "DEBUG", "LOG_COMPILES", "DUMP_JAXPR", "DUMP_IR", "NO_BLAS"]
