@@ -12,15 +12,17 @@ Where derivatives exist (they are those of the primitives):
   non-singular matrix (``det``'s gradient *at* a singular matrix is out of scope: the
   LU-based rule divides by U's zero pivot and raises ``LinAlgError``).
 - ``eigh``/``eigvalsh`` need distinct eigenvalues, ``svd`` distinct non-zero singular
-  values, ``qr`` full rank. Like NumPy, ``cholesky`` and ``eigh`` read only one triangle
-  of the input, and their derivatives are those of exactly that function.
+  values, ``qr`` full rank. As in JAX, ``cholesky``, ``eigh`` and ``eigvalsh``
+  symmetrize their input first (``symmetrize_input=True``), so their gradients are
+  symmetric; ``symmetrize_input=False`` reads only one triangle, as NumPy does.
 - ``svd(full_matrices=True)`` of a non-square matrix has no unique derivative for the
   extra columns of U / rows of Vh: differentiating it raises ``NotImplementedError``
   (use ``full_matrices=False``). Square matrices are fine either way.
 
-Errors follow NumPy: ``LinAlgError`` for arrays that are not (square) matrices and for
-singular / non-positive-definite inputs met eagerly, ``ValueError`` for mismatched
-``solve`` operands. Messages name the function and the shapes.
+Errors follow NumPy: ``LinAlgError`` for arrays that are not (square) matrices,
+``ValueError`` for mismatched ``solve`` operands; messages name the function and the
+shapes. Singular or non-positive-definite *values* are not errors: as in JAX (and in
+compiled code), the failing matrix's outputs are NaN, eagerly too.
 """
 from __future__ import annotations
 
