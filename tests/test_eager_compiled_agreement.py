@@ -54,3 +54,37 @@ def test_float_to_int_asarray_matches_compiled_cast(value, dtype):
     assert eager == compiled
     eager_arr = fnp.asarray(np.array([value]), dtype=dtype)
     assert eager_arr[0] == compiled
+
+
+_IEEE_CASES = [
+    ("log(0)", lambda x: fnp.log(x * 0.0)),
+    ("1/0", lambda x: fnp.divide(1.0, x * 0.0)),
+    ("sqrt(-1)", lambda x: fnp.sqrt(-x)),
+    ("arccos(2)", lambda x: fnp.arccos(x + 1.0)),
+    ("exp overflow", lambda x: fnp.exp(x * 1000.0)),
+    ("0**-1", lambda x: fnp.power(x * 0.0, -1.0)),
+    ("inf-inf", lambda x: fnp.subtract(fnp.exp(x * 1000.0), fnp.exp(x * 1000.0))),
+]
+
+
+@pytest.mark.parametrize("name, f", _IEEE_CASES, ids=[c[0] for c in _IEEE_CASES])
+def test_eager_ieee_results_without_warnings(name, f):
+    import warnings
+
+    x = np.ones(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning fails the test
+        eager = f(x)
+        fg.vmap(f)(x)
+        fg.jvp(f, (x,), (x,))
+    np.testing.assert_array_equal(eager, fg.jit(f)(x))
+
+
+def test_user_numpy_code_keeps_its_own_error_state():
+    import warnings
+
+    fnp.log(0.0)  # funcgrad silences only its own primitives, not the caller's NumPy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning):
+            np.log(np.zeros(1))
