@@ -206,8 +206,7 @@ def _compile(f, *args):
 
 def test_cholesky_not_positive_definite_gives_nan():
     a = np.stack([np.eye(3), -np.eye(3)])
-    with pytest.raises(np.linalg.LinAlgError):
-        la.cholesky(a)
+    np.testing.assert_array_equal(la.cholesky(a), _compile(la.cholesky, a)(a)[0])  # eager agrees
     (l,) = _compile(la.cholesky, a)(a)
     np.testing.assert_array_equal(l[0], np.eye(3))
     assert np.isnan(l[1]).all()
@@ -219,9 +218,8 @@ def test_singular_triangular_solve_gives_nan():
     b = np.ones((2, 3, 2))
     for lower, transpose_a in ((False, False), (True, True)):
         f = lambda a, b: la.triangular_solve(a, b, lower=lower, transpose_a=transpose_a)  # noqa: E731
-        with pytest.raises(np.linalg.LinAlgError):
-            f(a, b)
         (x,) = _compile(f, a, b)(a, b)
+        np.testing.assert_array_equal(f(a, b), x)  # eager agrees
         np.testing.assert_array_equal(x[0], f(a[:1], b[:1])[0])
         assert np.isnan(x[1]).all()
     # a unit diagonal is never singular

@@ -19,6 +19,7 @@ import numpy as np
 
 from funcgrad import errors
 from funcgrad.core import source_info
+from funcgrad.core.fp_errors import restore, silence
 from funcgrad.core.avals import ShapedArray, get_aval
 from funcgrad.core.primitive import Primitive, abstract_eval_rules, impl_rules, missing_rule
 
@@ -92,7 +93,11 @@ class EvalTrace(Trace):
         impl = impl_rules.get(primitive)
         if impl is None:
             raise missing_rule("impl", primitive)
-        return impl(*values, **params)
+        token = silence()  # IEEE results without RuntimeWarnings, as compiled code
+        try:
+            return impl(*values, **params)
+        finally:
+            restore(token)
 
 
 _state = _TraceState()
@@ -336,7 +341,11 @@ def _eager_bind(prim: Primitive, args, params):
     impl = impl_rules.get(prim)
     if impl is None:
         raise missing_rule("impl", prim)
-    return impl(*args, **params)
+    token = silence()  # IEEE results without RuntimeWarnings, as compiled code
+    try:
+        return impl(*args, **params)
+    finally:
+        restore(token)
 
 
 def _escaped(main: MainTrace) -> errors.UnexpectedTracerError:

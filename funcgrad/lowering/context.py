@@ -158,7 +158,9 @@ class LazyOperand(Operand):
         self.ctx, self.fn = ctx, fn
 
     def at(self, idx: Idx) -> Value:
-        key = (id(self), idx.key)
+        # Keyed on the operand itself (held by the memo), never on id(): an operand freed
+        # mid-compilation could hand its address to a new one and receive its stale code.
+        key = (self, idx.key)
         memo = self.ctx.memo
         v = memo.get(key)
         if v is None:

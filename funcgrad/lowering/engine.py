@@ -37,14 +37,32 @@ def _init():
         )
 
     opt_tm = make_tm()  # for the pass pipeline only; never owned by an engine
-    pto = llvm.create_pipeline_tuning_options(speed_level=2)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), make_tm())
-    _state.update(opt_tm=opt_tm, pto=pto, engine=engine, triple=triple,
-                  data_layout=str(opt_tm.target_data))
+    _state.update(opt_tm=opt_tm, pto=_tuning(slp=True), pto_no_slp=_tuning(slp=False), engine=engine,
+                  triple=triple, data_layout=str(opt_tm.target_data))
     _bind_python_symbols()
     return _state
+
+
+def _tuning(slp: bool):
+    pto = llvm.create_pipeline_tuning_options(speed_level=2)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = slp
+    return pto
+
+
+def _optimised(text: str, pto):
+    """Parse, verify and optimise ``text``, then verify the result: LLVM's own passes
+    can break a valid function (the SLP vectorizer does on some fused sort loops), and
+    code generation would then abort the whole process instead of raising."""
+    st = _state
+    mod = llvm.parse_assembly(text)
+    mod.triple, mod.data_layout = st["triple"], st["data_layout"]
+    mod.verify()
+    pb = llvm.create_pass_builder(st["opt_tm"], pto)
+    pb.getModulePassManager().run(mod, pb)
+    mod.verify()
+    return mod
 
 
 def _bind_python_symbols():
@@ -72,11 +90,11 @@ def compile_ir(text: str, symbols: list[str], unique: str = "@fg_main_") -> tupl
         st = _init()
         _counter[0] += 1
         prefix = f"@fg_k{_counter[0]}_"
-        mod = llvm.parse_assembly(text.replace(unique, prefix))
-        mod.triple, mod.data_layout = st["triple"], st["data_layout"]
-        mod.verify()
-        pb = llvm.create_pass_builder(st["opt_tm"], st["pto"])
-        pb.getModulePassManager().run(mod, pb)
+        renamed = text.replace(unique, prefix)
+        try:
+            mod = _optimised(renamed, st["pto"])
+        except RuntimeError:  # an optimiser bug, not ours: retry without the SLP vectorizer
+            mod = _optimised(renamed, st["pto_no_slp"])
         optimized = str(mod)
         st["engine"].add_module(mod)
         st["engine"].finalize_object()

@@ -39,7 +39,7 @@ compiled function's workspace and are reused by every matrix of the batch.
 Errors: where NumPy raises ``LinAlgError`` (cholesky of a matrix that is not positive
 definite, eigh/svd not converging, a triangular solve with a zero on the diagonal),
 compiled code does what JAX does and returns NaNs for that matrix (every output of
-the failing batch entry) instead of raising. ``lu`` of a singular matrix is not an
+the failing batch entry) instead of raising; the eager impls do the same. ``lu`` of a singular matrix is not an
 error (as in the impl). A routine missing from the loaded library raises
 ``LoweringError`` at compile time, and jit then runs the program with the evaluator.
 

@@ -48,15 +48,26 @@ def asarray(x, dtype=None, fname: str = "asarray"):
         return _stack_nested(x, dtype, fname)
     if isinstance(x, (np.ndarray, np.generic)):
         dtypes.canonicalize(x.dtype, what=f"{fname} argument")
-        return x if dtype is None or x.dtype == dtype else np.asarray(x, dtype)
+        return x if dtype is None or x.dtype == dtype else _cast_concrete(np.asarray(x), dtype)
     numeric = is_python_scalar(x) or isinstance(x, (list, tuple, numbers.Number))
     if x is None or isinstance(x, (str, bytes)) or not numeric:
         raise TypeError(f"{fname}: cannot convert {type(x).__name__} to an array")
-    arr = np.asarray(x) if dtype is None else np.asarray(x, dtype)
+    arr = np.asarray(x)
+    if dtype is not None and arr.dtype != dtype:
+        arr = _cast_concrete(arr, dtype) if arr.dtype.kind == "f" else np.asarray(x, dtype)
     if arr.dtype == object:
         raise TypeError(f"{fname}: ragged or non-numeric sequences cannot become arrays")
     dtypes.canonicalize(arr.dtype, what=f"{fname} argument")
     return arr
+
+
+def _cast_concrete(arr: np.ndarray, dtype: np.dtype):
+    """``arr`` cast to ``dtype`` as compiled code casts it: float -> int maps NaN to 0 and
+    clamps +-inf (the ``convert_element_type`` primitive), where NumPy gives platform
+    garbage or raises."""
+    if arr.dtype.kind == "f" and dtype.kind in "iu":
+        return lax.convert_element_type(arr, dtype)
+    return np.asarray(arr, dtype)
 
 
 def _contains_tracer(seq) -> bool:

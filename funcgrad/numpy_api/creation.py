@@ -181,6 +181,9 @@ def arange(start, stop=None, step=None, dtype=None):
     step = _static_number(step, "arange", "step")
     if step == 0:
         raise ZeroDivisionError("arange: step must not be zero")
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if not math.isfinite(v):
+            raise ValueError(f"arange: {name} must be finite, got {v} (the length would be unbounded)")
     if dtype is None:
         # NumPy uses the default types whatever the scalars' own precision:
         # arange(np.int32(3)) is int64, arange(np.float32(3)) is float64.

@@ -12,15 +12,17 @@ Where derivatives exist (they are those of the primitives):
   non-singular matrix (``det``'s gradient *at* a singular matrix is out of scope: the
   LU-based rule divides by U's zero pivot and raises ``LinAlgError``).
 - ``eigh``/``eigvalsh`` need distinct eigenvalues, ``svd`` distinct non-zero singular
-  values, ``qr`` full rank. Like NumPy, ``cholesky`` and ``eigh`` read only one triangle
-  of the input, and their derivatives are those of exactly that function.
+  values, ``qr`` full rank. As in JAX, ``cholesky``, ``eigh`` and ``eigvalsh``
+  symmetrize their input first (``symmetrize_input=True``), so their gradients are
+  symmetric; ``symmetrize_input=False`` reads only one triangle, as NumPy does.
 - ``svd(full_matrices=True)`` of a non-square matrix has no unique derivative for the
   extra columns of U / rows of Vh: differentiating it raises ``NotImplementedError``
   (use ``full_matrices=False``). Square matrices are fine either way.
 
-Errors follow NumPy: ``LinAlgError`` for arrays that are not (square) matrices and for
-singular / non-positive-definite inputs met eagerly, ``ValueError`` for mismatched
-``solve`` operands. Messages name the function and the shapes.
+Errors follow NumPy: ``LinAlgError`` for arrays that are not (square) matrices,
+``ValueError`` for mismatched ``solve`` operands; messages name the function and the
+shapes. Singular or non-positive-definite *values* are not errors: as in JAX (and in
+compiled code), the failing matrix's outputs are NaN, eagerly too.
 """
 from __future__ import annotations
 
@@ -166,18 +168,31 @@ def solve(a, b):
 
 
 def inv(a):
-    """Inverse of (a stack of) square matrices; singular input raises ``LinAlgError``
-    when evaluated eagerly, as in NumPy."""
+    """Inverse of (a stack of) square matrices. A singular matrix gives NaNs (JAX's
+    convention, not NumPy's ``LinAlgError``), eagerly and compiled alike."""
     a = _matrix_arg("inv", a)
     return _lu_solve(a, _eye_like(a))
 
 
 # --- decompositions ------------------------------------------------------------------------
-def cholesky(a, upper=False):
+def _symmetrized(a, symmetrize_input: bool):
+    """``(a + a.T) / 2`` (JAX's ``symmetrize_input``): the factorisation then depends on
+    the symmetric part only, so its gradient is symmetric -- as JAX returns it -- rather
+    than concentrated on the triangle LAPACK reads. Exact for symmetric input."""
+    if not symmetrize_input:
+        return a
+    half = lax.broadcast_in_dim(np.asarray(0.5, aval_of(a).dtype), shape_of(a), ())
+    return lax.mul(lax.add(a, _mT(a)), half)
+
+
+def cholesky(a, upper=False, *, symmetrize_input=True):
     """Cholesky factor of (a stack of) symmetric positive-definite matrices: lower ``L``
-    with ``a = L @ L.T`` (or upper ``L.T`` when ``upper=True``). Only the lower triangle
-    of ``a`` is read, as in NumPy."""
-    a = _matrix_arg("cholesky", a)
+    with ``a = L @ L.T`` (or upper ``L.T`` when ``upper=True``). As in JAX, ``a`` is
+    first symmetrized (``(a + a.T) / 2``), so the gradient with respect to ``a`` is
+    symmetric; ``symmetrize_input=False`` reads only the lower triangle, as NumPy does.
+    A matrix that is not positive definite gives NaNs (JAX's convention), eagerly and
+    compiled alike."""
+    a = _symmetrized(_matrix_arg("cholesky", a), symmetrize_input)
     l = _plin.cholesky(a)
     return _mT(l) if upper else l
 
@@ -188,18 +203,21 @@ def _uplo(fname, UPLO):
     return UPLO == "L"
 
 
-def eigh(a, UPLO="L"):
-    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices, read
-    from the ``UPLO`` triangle. Returns ``EighResult(eigenvalues, eigenvectors)``."""
+def eigh(a, UPLO="L", *, symmetrize_input=True):
+    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices.
+    Returns ``EighResult(eigenvalues, eigenvectors)``. As in JAX, ``a`` is first
+    symmetrized (``(a + a.T) / 2``), so gradients with respect to ``a`` are symmetric;
+    with ``symmetrize_input=False`` only the ``UPLO`` triangle is read, as in NumPy."""
     lower = _uplo("eigh", UPLO)
-    w, v = _plin.eigh(_matrix_arg("eigh", a), lower=lower)
+    w, v = _plin.eigh(_symmetrized(_matrix_arg("eigh", a), symmetrize_input), lower=lower)
     return EighResult(w, v)
 
 
-def eigvalsh(a, UPLO="L"):
-    """Eigenvalues (ascending) of symmetric matrices, read from the ``UPLO`` triangle."""
+def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
+    """Eigenvalues (ascending) of symmetric matrices; ``symmetrize_input`` as in
+    ``eigh``."""
     lower = _uplo("eigvalsh", UPLO)
-    return _plin.eigh(_matrix_arg("eigvalsh", a), lower=lower)[0]
+    return _plin.eigh(_symmetrized(_matrix_arg("eigvalsh", a), symmetrize_input), lower=lower)[0]
 
 
 def qr(a, mode="reduced"):

@@ -36,6 +36,37 @@ INDEX_DTYPE = np.dtype(np.int32)  # pivots and permutations, as LAPACK returns t
 
 # --- shared checks and matrix helpers (helpers call lax only: they run inside rules) -----
 
+def _nan_where_lapack_fails(fn, *arrays):
+    """``fn(*arrays)`` over a stack of matrices, where a matrix LAPACK rejects (not
+    positive definite, singular) gets NaN in all its outputs instead of an exception for
+    the whole call: JAX's convention, and what compiled code does, so eager and ``jit``
+    agree and the jitter-retry idiom (``if isnan(L).any(): ...``) works."""
+    try:
+        return fn(*arrays)
+    except np.linalg.LinAlgError:
+        pass
+    batch = arrays[0].shape[:-2]
+    entries = [[x[i] for x in arrays] for i in np.ndindex(batch)] if batch else [list(arrays)]
+    results = []
+    for entry in entries:
+        try:
+            results.append(fn(*entry))
+        except np.linalg.LinAlgError:
+            # Shapes and dtypes of the outputs from a well-posed stand-in, then NaN.
+            eye = np.eye(*entry[0].shape[-2:], dtype=entry[0].dtype)
+            stand_in = fn(eye, *entry[1:])
+            if isinstance(stand_in, (list, tuple)):
+                results.append(type(stand_in)(np.full_like(o, np.nan) for o in stand_in))
+            else:
+                results.append(np.full_like(stand_in, np.nan))
+    if not batch:
+        return results[0]
+    if isinstance(results[0], (list, tuple)):
+        return type(results[0])(np.stack([r[k] for r in results]).reshape(batch + results[0][k].shape)
+                                for k in range(len(results[0])))
+    return np.stack(results).reshape(batch + results[0].shape)
+
+
 def _check_matrix(op: str, aval: ShapedArray, square: bool = True, argname: str = "operand"):
     check_kind(op, aval, "f", argname)
     if aval.ndim < 2:
@@ -150,7 +181,8 @@ cholesky_p = Primitive("cholesky")
 
 @cholesky_p.def_impl
 def _cholesky_impl(a):
-    return np.linalg.cholesky(np.asarray(a))  # LAPACK potrf('L'): reads the lower triangle
+    # LAPACK potrf('L'): reads the lower triangle
+    return _nan_where_lapack_fails(np.linalg.cholesky, np.asarray(a))
 
 
 @cholesky_p.def_abstract_eval
@@ -204,9 +236,9 @@ def _triangular_solve_impl(a, b, *, lower, transpose_a, unit_diagonal):
     if is_lower:
         # Reverse rows and columns to get an upper-triangular system: LAPACK's partial
         # pivoting then never swaps rows, so getrf/getrs amount to back substitution.
-        x = np.linalg.solve(m[..., ::-1, ::-1], b[..., ::-1, :])
+        x = _nan_where_lapack_fails(np.linalg.solve, m[..., ::-1, ::-1], b[..., ::-1, :])
         return np.ascontiguousarray(x[..., ::-1, :])
-    return np.linalg.solve(m, b)
+    return _nan_where_lapack_fails(np.linalg.solve, m, b)
 
 
 @triangular_solve_p.def_abstract_eval
@@ -318,7 +350,7 @@ eigh_p = Primitive("eigh", multiple_results=True)
 
 @eigh_p.def_impl
 def _eigh_impl(a, *, lower=True):
-    w, v = np.linalg.eigh(np.asarray(a), UPLO="L" if lower else "U")
+    w, v = _nan_where_lapack_fails(lambda m: np.linalg.eigh(m, UPLO="L" if lower else "U"), np.asarray(a))
     return [w, v]
 
 
@@ -412,8 +444,8 @@ svd_p = Primitive("svd", multiple_results=True)
 def _svd_impl(a, *, full_matrices=False, compute_uv=True):
     a = np.asarray(a)
     if not compute_uv:
-        return [np.linalg.svd(a, compute_uv=False)]
-    u, s, vt = np.linalg.svd(a, full_matrices=full_matrices)
+        return [_nan_where_lapack_fails(lambda m: np.linalg.svd(m, compute_uv=False), a)]
+    u, s, vt = _nan_where_lapack_fails(lambda m: tuple(np.linalg.svd(m, full_matrices=full_matrices)), a)
     return [u, s, vt]
 
 
