@@ -343,13 +343,17 @@ def _tape_scan_impl(*args, body, num_tapes, num_consts, reverse, linear, ys_aval
 def _tape_scan_abstract_eval(*avals, body, num_tapes, num_consts, reverse, linear, ys_aval):
     tapes, consts, carry = scan_parts(avals, num_tapes, num_consts)
     if num_tapes < 1 or not all(isinstance(t, TapeAval) for t in tapes):
-        raise TypeError(f"tape_scan: the first {num_tapes} operands must be tapes, got {[t.str_short() for t in tapes]}")
+        raise TypeError(
+            f"tape_scan: the first {num_tapes} operands must be tapes, got {[t.str_short() for t in tapes]}"
+        )
     if len({t.shape for t in tapes}) != 1:  # (batching may differ: nested vmaps)
         raise TypeError("tape_scan: tapes stacked differently")
     want = field_avals(tapes) + list(consts + carry)
     got = list(body.in_avals)
     if not _same(want, got):
-        raise TypeError(f"tape_scan: body takes {[a.str_short() for a in got]}, operands are {[a.str_short() for a in want]}")
+        raise TypeError(
+            f"tape_scan: body takes {[a.str_short() for a in got]}, operands are {[a.str_short() for a in want]}"
+        )
     nk = len(carry)
     outs = [a.strip_weak_type() for a in body.out_avals]
     if not _same(outs[:nk], carry):
@@ -383,8 +387,12 @@ def _batched_tape_aval(aval: TapeAval, size: int) -> TapeAval:
     """A batched tape: every field gains the axis and each record ends with the lanes'
     "still running" mask."""
     inner = aval.inner + ((aval.batch,) if aval.batch is not None else ())
-    return TapeAval([batch_util.batched_aval(a, size) for a in aval.res_avals] + [ShapedArray((size,), np.dtype(np.bool_))],
-                    batch=size, shape=aval.shape, inner=inner)
+    return TapeAval(
+        [batch_util.batched_aval(a, size) for a in aval.res_avals] + [ShapedArray((size,), np.dtype(np.bool_))],
+        batch=size,
+        shape=aval.shape,
+        inner=inner,
+    )
 
 
 # A run-time tape holds float residuals: its tangent is a tape of their tangents

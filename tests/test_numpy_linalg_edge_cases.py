@@ -185,7 +185,10 @@ def test_gradients_of_symmetric_factorisations_are_symmetric():
     for f in (lambda x: fnp.linalg.eigvalsh(x)[-1], lambda x: fnp.linalg.eigh(x)[0][-1]):
         np.testing.assert_allclose(fg.grad(f)(a), np.outer(v[:, -1], v[:, -1]), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(fg.jit(fg.grad(f))(a), np.outer(v[:, -1], v[:, -1]), rtol=1e-10, atol=1e-12)
-    logdet = lambda x: 2 * fnp.sum(fnp.log(fnp.diagonal(fnp.linalg.cholesky(x))))
+
+    def logdet(x):
+        return 2 * fnp.sum(fnp.log(fnp.diagonal(fnp.linalg.cholesky(x))))
+
     np.testing.assert_allclose(fg.grad(logdet)(a), np.linalg.inv(a), rtol=1e-10)
     np.testing.assert_allclose(fg.jit(fg.grad(logdet))(a), np.linalg.inv(a), rtol=1e-10)
     # Values of symmetric input are exactly NumPy's.

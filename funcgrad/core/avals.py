@@ -91,7 +91,11 @@ def get_aval(x) -> ShapedArray:
             _AVAL_CACHE[key] = aval
         return aval
     if is_python_scalar(x):
-        return _PY_SCALAR_AVALS[type(x)] if type(x) in _PY_SCALAR_AVALS else ShapedArray((), dtypes.python_scalar_dtype(x), True)
+        return (
+            _PY_SCALAR_AVALS[type(x)]
+            if type(x) in _PY_SCALAR_AVALS
+            else ShapedArray((), dtypes.python_scalar_dtype(x), True)
+        )
     if isinstance(x, numbers.Number):
         raise dtypes.UnsupportedDtypeError(f"{type(x).__name__} values are not supported by funcgrad")
     raise TypeError(

@@ -104,4 +104,14 @@ def iota_column(size: int, shape, dtype):
     return _lax().broadcast_in_dim(_lax().iota(dtype, (size,), 0), (size,) + tuple(shape) + (1,), (0,))
 
 
-__all__ = ["not_mapped", "moveaxis", "bdim_at", "batch_size", "elementwise_batcher", "defbatch_elementwise", "shift_axes", "iota_column", "np"]
+__all__ = [
+    "not_mapped",
+    "moveaxis",
+    "bdim_at",
+    "batch_size",
+    "elementwise_batcher",
+    "defbatch_elementwise",
+    "shift_axes",
+    "iota_column",
+    "np",
+]

@@ -19,8 +19,8 @@ import numpy as np
 
 from funcgrad import errors
 from funcgrad.core import source_info
-from funcgrad.core.fp_errors import restore, silence
 from funcgrad.core.avals import ShapedArray, get_aval
+from funcgrad.core.fp_errors import restore, silence
 from funcgrad.core.primitive import Primitive, abstract_eval_rules, impl_rules, missing_rule
 
 

@@ -44,8 +44,24 @@ from funcgrad.lowering.builder import BOOL, I32, I64, Value, const
 from funcgrad.lowering.context import BufferOperand, ConstOperand, Operand, RegOperand, lower_materialized
 from funcgrad.lowering.inline import inline_calls
 from funcgrad.lowering.tapes import (
-    COUNT, RecordReader, TapeOperand, count_of, data_ptr, joint_count, layout, new_slot, record_operands,
-    record_ptr, records_in, reserve, reserve_all, same_aval, scope, store_i64, store_tapes, tape_slots,
+    COUNT,
+    RecordReader,
+    TapeOperand,
+    count_of,
+    data_ptr,
+    joint_count,
+    layout,
+    new_slot,
+    record_operands,
+    record_ptr,
+    records_in,
+    reserve,
+    reserve_all,
+    same_aval,
+    scope,
+    store_i64,
+    store_tapes,
+    tape_slots,
 )
 from funcgrad.tapes import TapeAval, tape_apply_p, tape_scan_p, while_tape_p
 

@@ -109,7 +109,9 @@ def reduce_into(ctx, out, x, axes, prim) -> None:
     def per_outer(oidx):
         oc = oidx.comps
         if t:
-            (acc,) = carried_nest(ctx, inner, [ident], lambda ic, c: [_combine(b, prim, c[0], x.at(ctx.idx(shape, comps=oc + ic)))])
+            (acc,) = carried_nest(
+                ctx, inner, [ident], lambda ic, c: [_combine(b, prim, c[0], x.at(ctx.idx(shape, comps=oc + ic)))]
+            )
         else:
             acc = x.at(ctx.idx(shape, comps=oc))
         dst = ctx.idx(out.shape, comps=[oc[d] for d in kept])
@@ -160,7 +162,9 @@ def _arg_reduction(prim, better_pred: dict):
                     take = b.cmp("icmp", better_pred["b" if v.dtype == BOOL else "i"], v, best)
                 return [b.select(take, v, best), b.select(take, Value(str(i), I64), best_i)]
 
-            _, best_i = ctx.for_range(n, step, carry=[first, const(I64, 0)], start=1) if n > 1 else (first, const(I64, 0))
+            _, best_i = (
+                ctx.for_range(n, step, carry=[first, const(I64, 0)], start=1) if n > 1 else (first, const(I64, 0))
+            )
             out.store(oidx, convert(b, best_i, index_dtype))
 
         ctx.loop_nest(out.shape, per_out)

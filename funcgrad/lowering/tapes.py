@@ -353,7 +353,9 @@ def zero_record(ctx, tape: TapeOperand) -> str:
         rec = cache[key] = ctx.global_slot(max(tape.size, 8))
         b = ctx.b
         b.module.declare("llvm.memset.p0.i64", "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)")
-        ctx.prologue.append(f"  call void @llvm.memset.p0.i64(ptr align 8 {rec}, i8 0, i64 {max(tape.size, 8)}, i1 false)")
+        ctx.prologue.append(
+            f"  call void @llvm.memset.p0.i64(ptr align 8 {rec}, i8 0, i64 {max(tape.size, 8)}, i1 false)"
+        )
         for off, n in nested:
             p = b.tmp()
             ctx.prologue.append(f"  {p} = getelementptr inbounds i8, ptr {rec}, i64 {off}")

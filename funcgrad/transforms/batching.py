@@ -113,7 +113,9 @@ def batch_flat(f_flat, args, in_dims, axis_size: int, out_dims_wanted, tape_dims
             final.append(val)
         else:
             ndim = len(get_aval_any(val).shape) + (1 if bdim is None else 0)
-            final.append(bdim_at(val, bdim, axis_size, want % ndim) if bdim is None else moveaxis(val, bdim, want % ndim))
+            final.append(
+                bdim_at(val, bdim, axis_size, want % ndim) if bdim is None else moveaxis(val, bdim, want % ndim)
+            )
     return final
 
 
@@ -180,7 +182,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         else:
             spec = in_axes
         if isinstance(spec, tuple) and len(spec) != len(args):
-            raise ValueError(f"vmap in_axes has {len(spec)} entries but the function got {len(args)} positional arguments")
+            raise ValueError(
+                f"vmap in_axes has {len(spec)} entries but the function got {len(args)} positional arguments"
+            )
         leaves, in_tree = pytree.tree_flatten(args)
         dims = _broadcast_prefix(spec, args, "in_axes") if isinstance(spec, tuple) else [spec] * len(leaves)
         sizes = {}
@@ -213,7 +217,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             raise ValueError("vmap: no argument is mapped (all in_axes are None); pass axis_size")
         else:
             size = int(axis_size)
-        leaves = [np.asarray(x) if isinstance(x, (bool, int, float)) and d is not None else x for x, d in zip(leaves, norm_dims)]
+        leaves = [
+            np.asarray(x) if isinstance(x, (bool, int, float)) and d is not None else x
+            for x, d in zip(leaves, norm_dims)
+        ]
         out_tree = []
 
         def flat(*xs):
@@ -228,7 +235,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             if not out_spec:
                 o_tree, out = out_tree
                 out_spec.extend(
-                    _broadcast_prefix(out_axes, out, "out_axes") if isinstance(out_axes, (tuple, list, dict)) else [out_axes] * n
+                    _broadcast_prefix(out_axes, out, "out_axes")
+                    if isinstance(out_axes, (tuple, list, dict))
+                    else [out_axes] * n
                 )
             return out_spec[i]
 

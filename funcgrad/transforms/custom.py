@@ -33,14 +33,14 @@ import functools
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, add_tangents, instantiate, is_undefined, tangent_aval
 from funcgrad.core.avals import ShapedArray
+from funcgrad.core.interpret import jaxpr_as_fun
 from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.core.primitive import allow_missing, batch_rules, jvp_rules, transpose_rules
 from funcgrad.core.prims.calls import checkpoint_call_p, custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
-from funcgrad.core.interpret import jaxpr_as_fun
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager
 from funcgrad.errors import UnexpectedTracerError
-from funcgrad.transforms.ad import jvp_flat, linearize_flat, backward_pass
+from funcgrad.transforms.ad import backward_pass, jvp_flat, linearize_flat
 
 
 def _avals(xs):
@@ -156,7 +156,9 @@ def _emit_lin(nonlin, tangents, jvp_fn, bwd_fn, out_avals):
     if all(type(t) is Zero for t in tangents):
         return [Zero(a) for a in out_avals]
     tangents = [instantiate(t) for t in tangents]
-    return custom_lin_p.bind(*nonlin, *tangents, num_nonlin=len(nonlin), jvp_fn=jvp_fn, bwd_fn=bwd_fn, out_avals=tuple(out_avals))
+    return custom_lin_p.bind(
+        *nonlin, *tangents, num_nonlin=len(nonlin), jvp_fn=jvp_fn, bwd_fn=bwd_fn, out_avals=tuple(out_avals)
+    )
 
 
 def _jvp_of(fun):
@@ -247,7 +249,10 @@ class custom_jvp:
             out_leaves, tree = pytree.tree_flatten(out)
             t_leaves, t_tree = pytree.tree_flatten(t_out)
             if t_tree != tree:
-                raise TypeError(f"custom_jvp rule of {self.__name__}: tangent output structure {t_tree} != primal output structure {tree}")
+                raise TypeError(
+                    f"custom_jvp rule of {self.__name__}: tangent output structure {t_tree} "
+                    f"!= primal output structure {tree}"
+                )
             out_tree[:] = [tree]
             return out_leaves, [_match_dtype(t, o) for t, o in zip(t_leaves, out_leaves)]
 
@@ -352,10 +357,16 @@ class custom_vjp:
             ct = pytree.tree_unflatten(out_tree[0], cts)
             cts_in = self.bwd(*nd, res, ct)
             if not isinstance(cts_in, tuple):
-                raise TypeError(f"custom_vjp bwd of {self.__name__} must return a tuple (one cotangent per argument), got {type(cts_in).__name__}")
+                raise TypeError(
+                    f"custom_vjp bwd of {self.__name__} must return a tuple (one cotangent per argument), "
+                    f"got {type(cts_in).__name__}"
+                )
             ct_leaves, ct_tree = pytree.tree_flatten(cts_in)
             if ct_tree != in_tree:
-                raise TypeError(f"custom_vjp bwd of {self.__name__}: returned structure {ct_tree}, expected {in_tree} (the arguments' structure)")
+                raise TypeError(
+                    f"custom_vjp bwd of {self.__name__}: returned structure {ct_tree}, "
+                    f"expected {in_tree} (the arguments' structure)"
+                )
             return [_match_dtype(c, x) for c, x in zip(ct_leaves, leaves)]
 
         outs = _bind_call(custom_vjp_call_p, fun_flat, leaves, self.__name__, fwd=fwd_flat, bwd=bwd_flat)
@@ -373,7 +384,9 @@ def _checkpoint_call_jvp(primals, tangents, *, fun, call_jaxpr):
         return [instantiate(c) for c in backward_pass(lin.jaxpr, lin.consts, cts)]
 
     bwd_fn.__name__ = f"recompute({getattr(fun, '__name__', 'fun')})"
-    return out, _emit_lin(list(primals), list(tangents), _jvp_of(fun), bwd_fn, [tangent_aval(a) for a in call_jaxpr.out_avals])
+    return out, _emit_lin(
+        list(primals), list(tangents), _jvp_of(fun), bwd_fn, [tangent_aval(a) for a in call_jaxpr.out_avals]
+    )
 
 
 jvp_rules[checkpoint_call_p] = _checkpoint_call_jvp

@@ -187,7 +187,9 @@ def _jit_call_batch(args, bdims, *, jaxpr, name):
     size = batch_size(args, bdims)
     moved = [bdim_at(x, d, size, 0) for x, d in zip(args, bdims)]
     in_avals = [ShapedArray((size,) + a.shape, a.dtype) for a in jaxpr.in_avals]
-    body = closed_jaxpr(lambda *xs: batch_flat(jaxpr_as_fun(jaxpr), list(xs), [0] * len(xs), size, lambda i, n: 0), in_avals)
+    body = closed_jaxpr(
+        lambda *xs: batch_flat(jaxpr_as_fun(jaxpr), list(xs), [0] * len(xs), size, lambda i, n: 0), in_avals
+    )
     outs = jit_call_p.bind(*moved, jaxpr=body, name=f"vmap_{name}")
     return outs, [0] * len(outs)
 
@@ -288,7 +290,9 @@ class JittedFunction:
                 try:
                     hash(v)
                 except TypeError:
-                    raise TypeError(f"jit({self.__name__}): static argument '{k}' of type {type(v).__name__} is not hashable") from None
+                    raise TypeError(
+                        f"jit({self.__name__}): static argument '{k}' of type {type(v).__name__} is not hashable"
+                    ) from None
                 static_kw.append((k, v))
             else:
                 dyn_kw[k] = v

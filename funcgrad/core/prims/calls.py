@@ -44,7 +44,10 @@ def _jit_call_impl(*args, jaxpr, name):
 @jit_call_p.def_abstract_eval
 def _jit_call_abstract_eval(*avals, jaxpr, name):
     if len(avals) != len(jaxpr.in_avals) or not all(a.same_type(b) for a, b in zip(avals, jaxpr.in_avals)):
-        raise TypeError(f"jit_call {name}: operands {[a.str_short() for a in avals]} do not match {[a.str_short() for a in jaxpr.in_avals]}")
+        raise TypeError(
+            f"jit_call {name}: operands {[a.str_short() for a in avals]} "
+            f"do not match {[a.str_short() for a in jaxpr.in_avals]}"
+        )
     return list(jaxpr.out_avals)
 
 

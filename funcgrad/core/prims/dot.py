@@ -9,9 +9,9 @@ import math
 
 import numpy as np
 
-from funcgrad.core.avals import ShapedArray
 from funcgrad.core import ad_util as ad
 from funcgrad.core.ad_util import defjvp, is_undefined
+from funcgrad.core.avals import ShapedArray
 from funcgrad.core.batch_util import moveaxis, shift_axes
 from funcgrad.core.primitive import Primitive, batch_rules, defvjp_eager
 from funcgrad.core.prims._checks import check_axes, check_kind

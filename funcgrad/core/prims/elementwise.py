@@ -264,7 +264,11 @@ integer_pow_p = Primitive("integer_pow", elementwise=True)
 def _integer_pow_impl(x, *, y: int):
     if y < 0 and np.asarray(x).dtype.kind != "f":
         raise ValueError("integer_pow: integers to negative integer powers are not allowed")
-    return np.power(x, np.asarray(y, dtype=np.asarray(x).dtype)) if y >= 0 else np.power(x, float(y)).astype(np.asarray(x).dtype)
+    return (
+        np.power(x, np.asarray(y, dtype=np.asarray(x).dtype))
+        if y >= 0
+        else np.power(x, float(y)).astype(np.asarray(x).dtype)
+    )
 
 
 @integer_pow_p.def_abstract_eval

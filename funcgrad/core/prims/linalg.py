@@ -70,7 +70,9 @@ def _nan_where_lapack_fails(fn, *arrays):
 def _check_matrix(op: str, aval: ShapedArray, square: bool = True, argname: str = "operand"):
     check_kind(op, aval, "f", argname)
     if aval.ndim < 2:
-        raise ValueError(f"{op}: {argname} must be a (stack of) matrices with shape (..., m, n), got {aval.str_short()}")
+        raise ValueError(
+            f"{op}: {argname} must be a (stack of) matrices with shape (..., m, n), got {aval.str_short()}"
+        )
     if square and aval.shape[-1] != aval.shape[-2]:
         raise ValueError(f"{op}: {argname} must be a (stack of) square matrices (..., n, n), got {aval.str_short()}")
 
@@ -515,7 +517,9 @@ def cholesky(a):
 
 def triangular_solve(a, b, *, lower: bool = True, transpose_a: bool = False, unit_diagonal: bool = False):
     """Solve ``op(A) X = B`` (``op(A) = A.T`` if ``transpose_a``), reading one triangle of A."""
-    return triangular_solve_p.bind(a, b, lower=bool(lower), transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal))
+    return triangular_solve_p.bind(
+        a, b, lower=bool(lower), transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal)
+    )
 
 
 def lu(a):

@@ -5,10 +5,10 @@ import math
 
 import numpy as np
 
-from funcgrad.core import dtypes
-from funcgrad.core.avals import ShapedArray
 from funcgrad.core import ad_util as ad
-from funcgrad.core.ad_util import Zero, deflinear, defjvp_zero
+from funcgrad.core import dtypes
+from funcgrad.core.ad_util import Zero, defjvp_zero, deflinear
+from funcgrad.core.avals import ShapedArray
 from funcgrad.core.primitive import (
     AVALS,
     GENERAL_PATH,
@@ -19,9 +19,9 @@ from funcgrad.core.primitive import (
     impl_rules,
     jvp_rules,
 )
-from funcgrad.core.prims._checks import check_axes, check_kind
 from funcgrad.core.prims import elementwise as _ew
 from funcgrad.core.prims import structural as _st
+from funcgrad.core.prims._checks import check_axes, check_kind
 from funcgrad.core.trace import get_aval_any
 
 

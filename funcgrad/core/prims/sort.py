@@ -7,8 +7,8 @@ import numpy as np
 
 from funcgrad.core import ad_util as ad
 from funcgrad.core.ad_util import Zero
+from funcgrad.core.batch_util import batch_size, bdim_at
 from funcgrad.core.primitive import Primitive, batch_rules, jvp_rules
-from funcgrad.core.batch_util import bdim_at, batch_size
 from funcgrad.core.prims._checks import check_axes
 from funcgrad.core.trace import get_aval_any
 
@@ -34,7 +34,9 @@ def _sort_abstract_eval(*operands, dimension, num_keys=1):
     shape = operands[0].shape
     for o in operands:
         if o.shape != shape:
-            raise TypeError("sort: operands must all have the same shape, got " + ", ".join(a.str_short() for a in operands))
+            raise TypeError(
+                "sort: operands must all have the same shape, got " + ", ".join(a.str_short() for a in operands)
+            )
     if operands[0].ndim:
         check_axes("sort", (dimension,), operands[0].ndim, "dimension")
     return list(operands)

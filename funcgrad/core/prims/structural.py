@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.core import dtypes
+from funcgrad.core.ad_util import defjvp_zero, deflinear, is_undefined
 from funcgrad.core.avals import ShapedArray
-from funcgrad.core.ad_util import deflinear, defjvp_zero, is_undefined
-from funcgrad.core.batch_util import bdim_at, batch_size
+from funcgrad.core.batch_util import batch_size, bdim_at
 from funcgrad.core.primitive import AVALS, NOTHING, Primitive, allow_missing, batch_rules, defvjp_eager
-from funcgrad.core.trace import get_aval_any
 from funcgrad.core.prims._checks import check_axes
+from funcgrad.core.trace import get_aval_any
 
 
 def _shape_tuple(op, shape, argname="shape"):
@@ -308,7 +308,9 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
             f"{padding_value.str_short()} for operand {x.str_short()}"
         )
     if len(padding_config) != x.ndim or any(len(c) != 3 or c[2] < 0 for c in padding_config):
-        raise ValueError(f"pad: padding_config {padding_config} must be one (low, high, interior>=0) per dim of {x.str_short()}")
+        raise ValueError(
+            f"pad: padding_config {padding_config} must be one (low, high, interior>=0) per dim of {x.str_short()}"
+        )
     shape = _pad_shape(x.shape, padding_config)
     if any(d < 0 for d in shape):
         raise ValueError(f"pad: padding_config {padding_config} gives negative shape {shape}")
@@ -381,7 +383,9 @@ def _slice_abstract_eval(x, *, start_indices, limit_indices, strides=None):
 
 def _slice_transpose(ct, x, *, start_indices, limit_indices, strides=None):
     strides = strides or (1,) * len(start_indices)
-    out_shape = _slice_abstract_eval(x.aval, start_indices=start_indices, limit_indices=limit_indices, strides=strides).shape
+    out_shape = _slice_abstract_eval(
+        x.aval, start_indices=start_indices, limit_indices=limit_indices, strides=strides
+    ).shape
     cfg = []
     for s, st, n, m in zip(start_indices, strides, x.aval.shape, out_shape):
         covered = (m - 1) * st + 1 if m else 0
