@@ -287,3 +287,23 @@ def test_vmap_of_linalg_matches_numpy():
     s = spd(3, 4)
     w = fg.vmap(fnp.linalg.eigvalsh, in_axes=2)(np.moveaxis(s, 0, 2))
     np.testing.assert_allclose(w, np.linalg.eigvalsh(s), rtol=1e-12)
+
+
+def test_grad_det_at_singular_matrices_is_the_adjugate():
+    # JAX: grad(det)([[1, 2], [2, 4]]) == [[4, -2], [-2, 1]]; the adjugate exists where the
+    # inverse does not (eager LU-based grad raised LinAlgError, compiled gave NaN).
+    s = np.array([[1.0, 2.0], [2.0, 4.0]])
+    want = np.array([[4.0, -2.0], [-2.0, 1.0]])
+    for g in (fg.grad(fnp.linalg.det), fg.jit(fg.grad(fnp.linalg.det)), fg.jacfwd(fnp.linalg.det)):
+        np.testing.assert_allclose(g(s), want, rtol=1e-12, atol=1e-12)
+    # rank n-1 in 3x3: adj(A) = det of the 2x2 minors, checked against cofactors
+    a = np.array([[1.0, 2.0, 3.0], [0.0, 1.0, 4.0], [1.0, 3.0, 7.0]])
+    cof = np.array([[np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) * (-1) ** (i + j) for j in range(3)]
+                    for i in range(3)])
+    np.testing.assert_allclose(fg.grad(fnp.linalg.det)(a), cof, atol=1e-12)
+    # batched, mixing singular and regular matrices
+    batch = np.stack([s, np.array([[2.0, 1.0], [1.0, 3.0]])])
+    np.testing.assert_allclose(fg.vmap(fg.grad(fnp.linalg.det))(batch)[1], [[3.0, -1.0], [-1.0, 2.0]], rtol=1e-12)
+    # second order at a regular matrix still matches finite differences
+    from funcgrad.test_util import check_grads
+    check_grads(fnp.linalg.det, (general(3),), order=2)

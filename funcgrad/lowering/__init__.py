@@ -46,6 +46,7 @@ from funcgrad.lowering import special  # noqa: F401  (register rules)
 from funcgrad.lowering import pending  # noqa: F401  (allow-list of primitives not lowered yet)
 from funcgrad.lowering.builder import ModuleBuilder
 from funcgrad.lowering.compiler import GIL_RELEASE_WORK, check_supported, emit_core, fusion_text, plan, simplify
+from funcgrad.lowering.inline import inline_calls
 
 __all__ = ["compile_jaxpr", "Executable", "LoweringError"]
 
@@ -97,6 +98,7 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "") -> Executable:
     Raises ``LoweringError`` (showing the failing equation in context) if an equation
     uses a primitive without a lower rule or an unsupported dtype."""
     title = f"{name}: " if name else ""
+    closed = inline_calls(closed)  # (a no-op for jit, which inlined already and logged)
     jaxpr = simplify(closed.jaxpr)
     if config.flag(config.DUMP_JAXPR):
         config.dump(f"{title}jaxpr (simplified: calls inlined, CSE, DCE)", str(jaxpr))
