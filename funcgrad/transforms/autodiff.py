@@ -1,7 +1,8 @@
 """User-facing differentiation API: jvp, linearize, vjp, grad, value_and_grad,
 linear_transpose, jacfwd, jacrev, hessian, stop_gradient. All take and return pytrees.
 
-Everything here is a thin pytree wrapper around ``transforms/ad.py``.
+Everything here is a thin pytree wrapper around the interpreters in ``jvp.py``, ``linearize.py``
+and ``transpose.py``.
 """
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from funcgrad.core.prims.elementwise import stop_gradient_p
 from funcgrad.core.staging import flatten_fun
 from funcgrad.core.trace import get_aval_any
 from funcgrad.transforms import eager_vjp
-from funcgrad.transforms.ad import backward_pass, jvp_flat, linearize_flat, vjp_flat
+from funcgrad.transforms.jvp import jvp_flat
+from funcgrad.transforms.linearize import linearize_flat, vjp_flat
+from funcgrad.transforms.transpose import backward_pass
 
 
 def _check_inputs(fname, leaves):

@@ -25,7 +25,9 @@ from funcgrad.core.ir import ClosedJaxpr, Jaxpr, Var
 from funcgrad.core.primitive import Primitive, allow_missing, batch_rules, jvp_rules, transpose_rules
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any
-from funcgrad.transforms.ad import backward_pass, is_linearizing, jvp_flat, linearize_flat
+from funcgrad.transforms.jvp import is_linearizing, jvp_flat
+from funcgrad.transforms.linearize import linearize_flat
+from funcgrad.transforms.transpose import backward_pass
 
 
 # --- helpers -----------------------------------------------------------------------------

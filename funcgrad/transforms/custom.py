@@ -37,7 +37,9 @@ from funcgrad.core.interpret import jaxpr_as_fun
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager
 from funcgrad.errors import UnexpectedTracerError
-from funcgrad.transforms.ad import jvp_flat, linearize_flat, backward_pass
+from funcgrad.transforms.jvp import jvp_flat
+from funcgrad.transforms.linearize import linearize_flat
+from funcgrad.transforms.transpose import backward_pass
 
 
 def _avals(xs):
@@ -111,8 +113,8 @@ def _call_rule(prim, fun, rule, *args):
 def _closes_over_tracers(prim, name, consts) -> bool:
     """Whether a staged custom function reads traced values (they are closure-converted).
     A value being differentiated is refused: the custom rule cannot see its derivative."""
-    from funcgrad.transforms.ad import JVPTracer
     from funcgrad.transforms.eager_vjp import EagerTracer
+    from funcgrad.transforms.jvp import JVPTracer
 
     found = False
     for c in consts:

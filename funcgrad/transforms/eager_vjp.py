@@ -1,6 +1,6 @@
 """Eager reverse mode: ``grad``/``value_and_grad`` with no outer transform, autograd style.
 
-The general reverse mode (``ad.vjp_flat``) runs every primitive's JVP rule with the
+The general reverse mode (``linearize.vjp_flat``) runs every primitive's JVP rule with the
 tangents recorded on a linear tape, then transposes the tape. It works under any
 enclosing transform, but pays about three Python dispatches per primitive: the JVP
 rule, the recorded tangent operation(s), and their transposes.
@@ -26,7 +26,7 @@ Where the cotangent rule comes from, in order:
    being differentiated.
 4. ``defjvp_zero`` primitives (comparisons, floor, sign, argmax, ...): no record at all.
 5. Anything else (control flow, custom rules, linear algebra, jit calls, ...): the
-   general reverse mode applied to that one primitive (``ad.vjp_flat``), so every
+   general reverse mode applied to that one primitive (``linearize.vjp_flat``), so every
    primitive works here exactly as it does under ``vjp``.
 
 Correctness is pinned by ``tests/test_eager_vjp.py``, which runs every op-table row
@@ -157,7 +157,7 @@ class EagerTape(Trace):
 
     def _fallback(self, prim, primals, linear, params):
         """One primitive through the general reverse mode (its JVP rule + transposes)."""
-        from funcgrad.transforms.ad import vjp_flat
+        from funcgrad.transforms.linearize import vjp_flat
 
         positions = [i for i, _ in linear]
 

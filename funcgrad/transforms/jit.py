@@ -30,7 +30,7 @@ from funcgrad.core.primitive import Primitive, batch_rules, jvp_rules, transpose
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager
 from funcgrad.core.trace import _state as _trace_state
-from funcgrad.transforms.ad import is_linearizing, jvp_flat
+from funcgrad.transforms.jvp import is_linearizing, jvp_flat
 
 jit_call_p = Primitive("jit_call", multiple_results=True)
 
@@ -149,7 +149,7 @@ def _remat_linear(jaxpr: ClosedJaxpr) -> ClosedJaxpr:
     hit = _remat_cache.get(id(jaxpr.jaxpr))
     if hit is not None and hit[0] is jaxpr:
         return hit[1]
-    from funcgrad.transforms.ad import linearize_flat
+    from funcgrad.transforms.linearize import linearize_flat
 
     n = len(jaxpr.in_avals)
 

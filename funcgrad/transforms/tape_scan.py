@@ -43,7 +43,8 @@ from funcgrad.core.ir import ClosedJaxpr, Jaxpr
 from funcgrad.core.primitive import Primitive, allow_missing, batch_rules, jvp_rules, transpose_rules
 from funcgrad.core.trace import get_aval_any
 from funcgrad.transforms import control_flow as cf
-from funcgrad.transforms.ad import backward_pass, is_linearizing, jvp_flat
+from funcgrad.transforms.jvp import is_linearizing, jvp_flat
+from funcgrad.transforms.transpose import backward_pass
 
 tape_scan_p = Primitive("tape_scan", multiple_results=True)
 
