@@ -11,7 +11,7 @@ too. Then a primitive needs only its value now and a *cotangent rule* later:
 ``rule(ct, ans, primals, which, **params) -> [cotangent or None per primal]``, where
 ``which`` lists the positions whose cotangent is wanted. That is what this module does:
 ``EagerTape`` computes each primitive with its NumPy impl, records (rule, residuals),
-and ``backward`` walks the records in reverse.
+and the reverse-mode walker (``transpose.backward_walk``) runs the records in reverse.
 
 Where the cotangent rule comes from, in order:
 
@@ -41,6 +41,7 @@ ordinary primitives on concrete values.
 from __future__ import annotations
 
 import contextlib
+import operator
 
 import numpy as np
 
@@ -62,6 +63,7 @@ from funcgrad.core.trace import (
     pop_main,
     push_main,
 )
+from funcgrad.transforms.transpose import CT_RULE, PULLBACK, backward_walk
 
 # Set to False to send every eager grad through the general reverse mode (tests compare
 # the two).
@@ -105,11 +107,11 @@ class EagerTracer(Tracer):
 class EagerTape(Trace):
     """Computes primitives on concrete values and records how to send cotangents back.
 
-    A record is ``(rule, index, primals, ans, params, linear)``: ``linear`` pairs each
-    argument position holding a tape value with that value's index; the output is the
-    value numbered ``index``. Fallback records (general reverse mode of one primitive)
-    have ``rule is None`` and keep their output indices in ``index`` and the backward
-    function in ``ans``.
+    Its records are the reverse-mode walker's (``transpose.backward_walk``): a
+    ``CT_RULE`` record holds the cotangent rule, the output's index, the residuals the
+    rule reads and (argument position, index) for each argument holding a tape value. A
+    primitive without a rule (general reverse mode of that one primitive) gets a
+    ``PULLBACK`` record holding the backward function of its linear tape.
     """
 
     __slots__ = ("count",)
@@ -152,7 +154,7 @@ class EagerTape(Trace):
         keep_primals, keep_ans = rule.residuals
         if keep_primals is not VALUES:
             primals = [get_aval_any(x) for x in primals] if keep_primals is AVALS else None
-        self.main.payload.append((rule, index, primals, ans if keep_ans else None, params, linear))
+        self.main.payload.append((CT_RULE, rule, index, primals, ans if keep_ans else None, params, linear))
         return EagerTracer(self, ans, index)
 
     def _fallback(self, prim, primals, linear, params):
@@ -169,16 +171,18 @@ class EagerTape(Trace):
             return out if prim.multiple_results else [out]
 
         outs, out_avals, backward, nonzero = vjp_flat(one_prim, [primals[i] for i in positions], report_nonzero=True)
-        indices, results = [], []
+        out, results = [], []
         for o, aval, nz in zip(outs, out_avals, nonzero):
             if nz:
-                indices.append(self.count)
+                out.append((self.count, aval))
                 results.append(EagerTracer(self, o, self.count))
                 self.count += 1
             else:
-                indices.append(None)
+                out.append((None, aval))
                 results.append(o)
-        self.main.payload.append((None, indices, out_avals, backward, None, linear))
+        # ``backward`` returns one cotangent per traced argument, in ``linear``'s order.
+        to_index = [(j, k) for j, (_, k) in enumerate(linear)]
+        self.main.payload.append((PULLBACK, backward, tuple(out), None, None, None, to_index))
         return results if prim.multiple_results else results[0]
 
 
@@ -217,7 +221,7 @@ def grad_call(fun, args, kwargs, nums, p_leaves, p_tree, in_avals, has_aux):
     count = tape.count
 
     def backward(ct):  # once only: it consumes the tape
-        return _backward(records, count, range(len(ins)), in_avals, [out_index], [ct])
+        return _backward(records, count, in_avals, out_index, ct)
 
     return out, aux, backward
 
@@ -234,46 +238,12 @@ def _lower_output(tape, o, is_leaf=False):
     return o, None
 
 
-def _backward(records, count, in_index, in_avals, out_index, cts_out) -> list:
+def _backward(records, count, in_avals, out_index, ct) -> list:
     """Walk the tape backwards, emptying it: each record's residuals are freed as soon
-    as its rule has run, so the cotangents reuse their memory (one use only)."""
-    cts = [None] * count
-    for k, ct in zip(out_index, cts_out):
-        if k is not None and ct is not None and type(ct) is not Zero:
-            prev = cts[k]
-            cts[k] = ct if prev is None else prev + ct
-    pop = records.pop
-    while records:
-        rule, index, primals, ans, params, linear = pop()
-        if rule is None:  # a fallback record: index is a list, ans the backward function
-            outs_ct = [Zero(a) if k is None or cts[k] is None else cts[k] for k, a in zip(index, primals)]
-            if all(type(c) is Zero for c in outs_ct):
-                continue
-            for k in index:
-                if k is not None:
-                    cts[k] = None
-            got = ans(outs_ct)
-            for (_, k), c in zip(linear, got):
-                if type(c) is not Zero:
-                    prev = cts[k]
-                    cts[k] = c if prev is None else prev + c
-            continue
-        ct = cts[index]
-        if ct is None:
-            continue
-        cts[index] = None  # free it as soon as it is used
-        which = tuple([i for i, _ in linear])
-        got = rule(ct, ans, primals, which, **params)
-        for i, k in linear:
-            c = got[i]
-            if c is not None and type(c) is not Zero:
-                prev = cts[k]
-                cts[k] = c if prev is None else prev + c
-    out = []
-    for k, aval in zip(in_index, in_avals):
-        ct = None if k is None else cts[k]
-        out.append(Zero(tangent_aval(aval)) if ct is None else ct)
-    return out
+    as its rule has run, so the cotangents reuse their memory (one use only). The
+    cotangents are NumPy values: they add up with ``+``."""
+    cts = backward_walk(records, count, (out_index,), (ct,), operator.add)
+    return [Zero(tangent_aval(aval)) if cts[k] is None else cts[k] for k, aval in enumerate(in_avals)]
 
 
 # --- where a primitive's cotangent rule comes from -----------------------------------------

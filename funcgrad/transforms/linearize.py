@@ -11,7 +11,7 @@ linear jaxpr whose constants are the residuals (a ``LinearFunction``).
 it, once or a few times. ``vjp_flat`` therefore records the tangent operations on a
 ``LinearTape`` instead -- a plain list of records holding each primitive's transpose
 rule, its params, its residuals as they are and its linear inputs/outputs as tracer
-indices -- and ``tape_backward_pass`` runs the same transpose rules over it.
+indices -- which the reverse-mode walker (``transpose.backward_walk``) runs directly.
 This skips Var, Eqn and Literal construction, const bookkeeping and the jaxpr build,
 which were most of the fixed cost of an eager ``grad`` of a small function (issue #3).
 It works under any enclosing transform (``jit(grad(f))``, ``grad(grad(f))``,
@@ -23,13 +23,12 @@ from __future__ import annotations
 from funcgrad.core.ad_util import (
     UndefinedPrimal,
     Zero,
-    add_tangents,
     instantiate,
     is_differentiable,
     tangent_aval,
 )
 from funcgrad.core.ir import Jaxpr
-from funcgrad.core.primitive import missing_rule, transpose_rules
+from funcgrad.core.primitive import transpose_rules
 from funcgrad.core.staging import JaxprBuilder, JaxprTrace
 from funcgrad.core.trace import (
     Trace,
@@ -43,7 +42,7 @@ from funcgrad.core.trace import (
 )
 from funcgrad.core.typecheck import check_jaxpr, debug_checks_enabled
 from funcgrad.transforms.jvp import jvp_flat
-from funcgrad.transforms.transpose import backward_pass
+from funcgrad.transforms.transpose import TRANSPOSE, backward_pass, backward_walk, transpose_rule_of
 
 
 class LinearFunction:
@@ -94,14 +93,14 @@ class LinearTracer(Tracer):
 
 
 class LinearTape(Trace):
-    """Records tangent operations (all linear) in order, for ``tape_backward_pass``.
+    """Records tangent operations (all linear) in order, as records of the reverse-mode
+    walker (``transpose.backward_walk``, whose docstring has the format).
 
-    Non-dynamic, like linearize's ``JaxprTrace``: primal work never reaches it. A
-    record is ``(primitive, args, params, linear, first_out, out_avals)``: ``args`` are
-    the transpose rule's arguments -- residuals as they are (NumPy values, tracers of
-    outer transforms) and an ``UndefinedPrimal`` for each of the tape's own tracers --
-    ``linear`` lists (argument position, tracer index) for the latter, and the outputs
-    are the tracers numbered ``first_out, first_out + 1, ...``. Keeping tracers out of
+    Non-dynamic, like linearize's ``JaxprTrace``: primal work never reaches it. A record
+    holds the primitive's transpose rule and its arguments -- residuals as they are
+    (NumPy values, tracers of outer transforms) and an ``UndefinedPrimal`` for each of
+    the tape's own tracers -- with (argument position, tracer index) for the latter; the
+    outputs are the tracers numbered ``first, first + 1, ...``. Keeping tracers out of
     the records makes the backward walk index-based and free of per-argument checks.
     """
 
@@ -136,9 +135,12 @@ class LinearTape(Trace):
         out_avals = abstract_eval_tuple(primitive, avals, params)
         first = self.count
         self.count = first + len(out_avals)
-        self.main.payload.append((primitive, rule_args, params, linear, first, out_avals))
+        rule = transpose_rules.get(primitive) or transpose_rule_of(primitive)
         if primitive.multiple_results:
+            out = tuple([(first + k, a) for k, a in enumerate(out_avals)])
+            self.main.payload.append((TRANSPOSE, rule, out, rule_args, None, params, linear))
             return [LinearTracer(self, a, first + k) for k, a in enumerate(out_avals)]
+        self.main.payload.append((TRANSPOSE, rule, first, rule_args, None, params, linear))
         return LinearTracer(self, out_avals[0], first)
 
 
@@ -163,52 +165,17 @@ def vjp_flat(f_flat, primals, in_avals=None, report_nonzero=False):
     finally:
         pop_main(main)
 
-    def backward(cts_out):
-        return tape_backward_pass(tape, records, tangent_in, tangents_out, cts_out)
+    out_index = [t.index if type(t) is LinearTracer and t._trace is tape else None for t in tangents_out]
+
+    def backward(cts_out):  # (may run several times: it walks a copy of the records)
+        cts = backward_walk(list(records), tape.count, out_index, cts_out)
+        return [Zero(t.aval) if cts[t.index] is None else cts[t.index] for t in tangent_in]
 
     out_avals = [tangent_aval(get_aval_any(p)) for p in primals_out]
     if report_nonzero:
-        nonzero = [type(t) is LinearTracer and t._trace is tape for t in tangents_out]
+        nonzero = [k is not None for k in out_index]
         return primals_out, out_avals, backward, nonzero
     return primals_out, out_avals, backward
-
-
-def tape_backward_pass(tape, records, tangent_in, tangents_out, cts_out) -> list:
-    """Transpose a recorded linear tape: cotangents of the outputs -> of the inputs.
-
-    The walk mirrors ``backward_pass``, with cotangents keyed by tracer index.
-    """
-    ct_env: dict[int, object] = {}
-    for t, ct in zip(tangents_out, cts_out):
-        if type(t) is LinearTracer and t._trace is tape and ct is not None and type(ct) is not Zero:
-            prev = ct_env.get(t.index)
-            ct_env[t.index] = ct if prev is None else add_tangents(prev, ct)
-
-    for prim, args, params, linear, first, out_avals in reversed(records):
-        if prim.multiple_results:
-            cts = [ct_env.pop(first + k, None) for k in range(len(out_avals))]
-            if all(c is None for c in cts):
-                continue
-            ct_arg = [Zero(a) if c is None else c for a, c in zip(out_avals, cts)]
-        else:
-            ct_arg = ct_env.pop(first, None)
-            if ct_arg is None:
-                continue
-        rule = transpose_rules.get(prim)
-        if rule is None:
-            raise missing_rule("transpose", prim)
-        cts_in = rule(ct_arg, *args, **params)
-        for i, index in linear:
-            ct = cts_in[i]
-            if ct is not None and type(ct) is not Zero:
-                prev = ct_env.get(index)
-                ct_env[index] = ct if prev is None else add_tangents(prev, ct)
-
-    out = []
-    for t in tangent_in:
-        ct = ct_env.get(t.index)
-        out.append(Zero(t.aval) if ct is None else ct)
-    return out
 
 
 __all__ = ["LinearFunction", "linearize_flat", "LinearTape", "LinearTracer", "vjp_flat"]
