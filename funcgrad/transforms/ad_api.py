@@ -1,8 +1,11 @@
-"""User-facing differentiation API: jvp, linearize, vjp, grad, value_and_grad,
-linear_transpose, jacfwd, jacrev, hessian, stop_gradient. All take and return pytrees.
+"""The public API of autodiff: jvp, linearize, vjp, grad, value_and_grad,
+linear_transpose, jacfwd, jacrev, hessian, stop_gradient (re-exported as ``funcgrad.*``).
+All take and return pytrees.
 
-Everything here is a thin pytree wrapper around the interpreters in ``jvp.py``, ``linearize.py``
-and ``transpose.py``.
+Everything here is a thin pytree wrapper around the interpreters: ``jvp.py`` (forward
+mode), ``linearize.py`` (the JVP with its tangent work recorded, ``vjp_flat``) and
+``transpose.py`` (the reverse-mode walker); an outermost ``grad`` runs on the eager tape
+of ``eager_vjp.py`` instead.
 """
 from __future__ import annotations
 
