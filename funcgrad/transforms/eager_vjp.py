@@ -186,11 +186,12 @@ class EagerTape(Trace):
         return results if prim.multiple_results else results[0]
 
 
-def grad_call(fun, args, kwargs, nums, p_leaves, p_tree, in_avals, has_aux):
-    """The body of an eager ``value_and_grad`` call: runs ``fun`` with the leaves of the
-    arguments ``nums`` on the tape. Returns (output, aux, ``backward(ct) -> gradient
-    leaves``); the caller checks the output. Only valid when ``usable()``; every leaf in
-    ``p_leaves`` must be differentiable (the caller checked)."""
+def grad_call(fun, p_leaves, p_tree, in_avals):
+    """The body of an eager ``value_and_grad`` call: runs ``fun`` (a function of the
+    differentiated arguments returning ``(output, aux or None)``, see
+    ``ad_api.value_and_grad``) with the leaves ``p_leaves`` on the tape. Returns (output,
+    aux, ``backward(ct) -> gradient leaves``); the caller checks the output. Only valid
+    when ``usable()``; the caller checked that every leaf is differentiable."""
     records: list = []
     main = push_main(EagerTape, records)
     try:
@@ -201,15 +202,8 @@ def grad_call(fun, args, kwargs, nums, p_leaves, p_tree, in_avals, has_aux):
                 p = np.asarray(p)  # Python scalars; ndarray subclasses (np.matrix) as plain arrays
             ins.append(EagerTracer(tape, p, k))
         tape.count = len(ins)
-        full = list(args)
-        for a, v in zip(nums, pytree.tree_unflatten(p_tree, ins)):
-            full[a] = v
-        out = fun(*full, **kwargs)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError("grad with has_aux=True: the function must return a pair (output, aux)")
-            out, aux = out
+        out, aux = fun(*pytree.tree_unflatten(p_tree, ins))
+        if aux is not None:
             aux = pytree.tree_map(lambda v: _lower_output(tape, v, is_leaf=True)[0], aux)
         out, out_index = _lower_output(tape, out)
     finally:
