@@ -118,19 +118,7 @@ def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
     it; constvars, literals and equations computed from them alone are the residuals.
     """
     const_env = {id(v): c for v, c in zip(jaxpr.constvars, consts)}
-    # Equations with no linear input (instantiated zero tangents, or residual work a rule
-    # put in its linear body, e.g. a forward loop that records a tape) are evaluated
-    # forwards: their results are constants of the linear map, not things to transpose.
-    linear_eqns = []
-    for eqn in jaxpr.eqns:
-        if all(type(a) is Literal or id(a) in const_env for a in eqn.inputs):
-            ins = [a.val if type(a) is Literal else const_env[id(a)] for a in eqn.inputs]
-            out = eqn.primitive.bind(*ins, **eqn.params)
-            for v, o in zip(eqn.outputs, out if eqn.primitive.multiple_results else [out]):
-                const_env[id(v)] = o
-        else:
-            linear_eqns.append(eqn)
-
+    linear_eqns = _eval_residual_eqns(jaxpr.eqns, const_env)
     index: dict[int, int] = {}  # id(var) -> its number, for the non-constant variables
 
     def number(v) -> int:
@@ -140,26 +128,46 @@ def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
         return k
 
     in_index = [number(v) for v in jaxpr.invars]
-    records = []
-    for eqn in linear_eqns:
-        args, linear = [], []
-        for i, a in enumerate(eqn.inputs):
-            if type(a) is Literal:
-                args.append(a.val)
-            elif id(a) in const_env:
-                args.append(const_env[id(a)])
-            else:
-                args.append(UndefinedPrimal(a.aval))
-                linear.append((i, number(a)))
-        if eqn.primitive.multiple_results:
-            out = tuple([(number(v), v.aval) for v in eqn.outputs])
-        else:
-            out = number(eqn.outputs[0])
-        records.append((TRANSPOSE, transpose_rule_of(eqn.primitive), out, args, None, eqn.params, linear))
+    records = [_eqn_record(eqn, const_env, number) for eqn in linear_eqns]
     out_index = [None if type(v) is Literal or id(v) in const_env else number(v) for v in jaxpr.outvars]
-
     cts = backward_walk(records, len(index), out_index, cts_out)
     return [Zero(v.aval) if cts[k] is None else cts[k] for v, k in zip(jaxpr.invars, in_index)]
+
+
+def _eval_residual_eqns(eqns, const_env) -> list:
+    """Evaluate, forwards, the equations with no linear input (instantiated zero tangents,
+    or residual work a rule put in its linear body, e.g. a forward loop that records a
+    tape): their results are constants of the linear map (added to ``const_env``), not
+    things to transpose. Returns the other equations."""
+    linear_eqns = []
+    for eqn in eqns:
+        if all(type(a) is Literal or id(a) in const_env for a in eqn.inputs):
+            ins = [a.val if type(a) is Literal else const_env[id(a)] for a in eqn.inputs]
+            out = eqn.primitive.bind(*ins, **eqn.params)
+            for v, o in zip(eqn.outputs, out if eqn.primitive.multiple_results else [out]):
+                const_env[id(v)] = o
+        else:
+            linear_eqns.append(eqn)
+    return linear_eqns
+
+
+def _eqn_record(eqn, const_env, number) -> tuple:
+    """The walker's record of a linear equation: its transpose rule, with the residuals
+    read from ``const_env`` and its variables numbered by ``number``."""
+    args, linear = [], []
+    for i, a in enumerate(eqn.inputs):
+        if type(a) is Literal:
+            args.append(a.val)
+        elif id(a) in const_env:
+            args.append(const_env[id(a)])
+        else:
+            args.append(UndefinedPrimal(a.aval))
+            linear.append((i, number(a)))
+    if eqn.primitive.multiple_results:
+        out = tuple([(number(v), v.aval) for v in eqn.outputs])
+    else:
+        out = number(eqn.outputs[0])
+    return (TRANSPOSE, transpose_rule_of(eqn.primitive), out, args, None, eqn.params, linear)
 
 
 __all__ = ["backward_walk", "backward_pass", "transpose_rule_of", "CT_RULE", "TRANSPOSE", "PULLBACK"]
