@@ -9,7 +9,7 @@ from funcgrad import numpy  # noqa: F401  (installs array methods on tracers)
 from funcgrad.core import ClosedJaxpr, Jaxpr, ShapedArray, check_jaxpr, eval_jaxpr  # noqa: F401
 from funcgrad.core.interpret import eval_closed_jaxpr, jaxpr_as_fun  # noqa: F401
 from funcgrad.core.staging import make_jaxpr  # noqa: F401
-from funcgrad.transforms.autodiff import (  # noqa: F401
+from funcgrad.transforms.ad_api import (  # noqa: F401
     grad,
     hessian,
     jacfwd,

@@ -138,7 +138,7 @@ def test_checkpoint_recomputes_in_backward_pass():
 
 
 def test_checkpoint_saves_only_inputs_as_residuals():
-    from funcgrad.transforms.ad import linearize_flat
+    from funcgrad.transforms.linearize import linearize_flat
 
     _, lin = linearize_flat(lambda x: [fnp.sum(fg.checkpoint(block)(x))], [X])
     resid = [c for c in lin.consts if np.ndim(c) > 0]

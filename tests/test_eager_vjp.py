@@ -17,6 +17,7 @@ from funcgrad import lax
 from funcgrad.core.primitive import NO_EAGER_RECORD, eager_vjp_rules
 from funcgrad.core.pytree import tree_flatten
 from funcgrad.transforms import eager_vjp
+
 from harness import grad_argnums
 from op_rows import all_rows
 

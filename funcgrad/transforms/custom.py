@@ -40,7 +40,9 @@ from funcgrad.core.prims.calls import checkpoint_call_p, custom_jvp_call_p, cust
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager
 from funcgrad.errors import UnexpectedTracerError
-from funcgrad.transforms.ad import backward_pass, jvp_flat, linearize_flat
+from funcgrad.transforms.jvp import jvp_flat
+from funcgrad.transforms.linearize import linearize_flat
+from funcgrad.transforms.transpose import backward_pass
 
 
 def _avals(xs):
@@ -95,8 +97,8 @@ def _call_rule(prim, fun, rule, *args):
 def _closes_over_tracers(prim, name, consts) -> bool:
     """Whether a staged custom function reads traced values (they are closure-converted).
     A value being differentiated is refused: the custom rule cannot see its derivative."""
-    from funcgrad.transforms.ad import JVPTracer
     from funcgrad.transforms.eager_vjp import EagerTracer
+    from funcgrad.transforms.jvp import JVPTracer
 
     found = False
     for c in consts:

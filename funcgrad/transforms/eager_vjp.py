@@ -1,6 +1,6 @@
 """Eager reverse mode: ``grad``/``value_and_grad`` with no outer transform, autograd style.
 
-The general reverse mode (``ad.vjp_flat``) runs every primitive's JVP rule with the
+The general reverse mode (``linearize.vjp_flat``) runs every primitive's JVP rule with the
 tangents recorded on a linear tape, then transposes the tape. It works under any
 enclosing transform, but pays about three Python dispatches per primitive: the JVP
 rule, the recorded tangent operation(s), and their transposes.
@@ -11,7 +11,7 @@ too. Then a primitive needs only its value now and a *cotangent rule* later:
 ``rule(ct, ans, primals, which, **params) -> [cotangent or None per primal]``, where
 ``which`` lists the positions whose cotangent is wanted. That is what this module does:
 ``EagerTape`` computes each primitive with its NumPy impl, records (rule, residuals),
-and ``backward`` walks the records in reverse.
+and the reverse-mode walker (``transpose.backward_walk``) runs the records in reverse.
 
 The cotangent rule is the primitive's ``eager_vjp`` rule, registered in its block
 (``core/primitive.py`` documents the table; one lookup, ``eager_vjp_rules.get(prim)``):
@@ -25,7 +25,7 @@ The cotangent rule is the primitive's ``eager_vjp`` rule, registered in its bloc
   ...): computed, not recorded;
 - none (allow-listed, with the reason, in ``ALLOWED_MISSING["eager_vjp"]``: control flow,
   custom rules, linear algebra, jit calls, ...): the general reverse mode applied to that
-  one primitive (``ad.vjp_flat``), so every primitive works here exactly as it does under
+  one primitive (``linearize.vjp_flat``), so every primitive works here exactly as it does under
   ``vjp``.
 
 Correctness is pinned by ``tests/test_eager_vjp.py``, which runs every op-table row
@@ -40,22 +40,16 @@ ordinary primitives on concrete values.
 from __future__ import annotations
 
 import contextlib
+import operator
 
 import numpy as np
 
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, tangent_aval
+from funcgrad.core.fp_errors import restore, silence
 from funcgrad.core.primitive import AVALS, NO_EAGER_RECORD, VALUES, eager_vjp_rules
-from funcgrad.core.trace import (
-    Trace,
-    Tracer,
-    _eager_bind,
-    full_raise,
-    get_aval_any,
-    is_eager,
-    pop_main,
-    push_main,
-)
+from funcgrad.core.trace import Trace, Tracer, _eager_bind, full_raise, get_aval_any, is_eager, pop_main, push_main
+from funcgrad.transforms.transpose import CT_RULE, PULLBACK, backward_walk
 
 # Set to False to send every eager grad through the general reverse mode (tests compare
 # the two).
@@ -103,11 +97,11 @@ class EagerTracer(Tracer):
 class EagerTape(Trace):
     """Computes primitives on concrete values and records how to send cotangents back.
 
-    A record is ``(rule, index, primals, ans, params, linear)``: ``linear`` pairs each
-    argument position holding a tape value with that value's index; the output is the
-    value numbered ``index``. Fallback records (general reverse mode of one primitive)
-    have ``rule is None`` and keep their output indices in ``index`` and the backward
-    function in ``ans``.
+    Its records are the reverse-mode walker's (``transpose.backward_walk``): a
+    ``CT_RULE`` record holds the cotangent rule, the output's index, the residuals the
+    rule reads and (argument position, index) for each argument holding a tape value. A
+    primitive without a rule (general reverse mode of that one primitive) gets a
+    ``PULLBACK`` record holding the backward function of its linear tape.
     """
 
     __slots__ = ("count",)
@@ -150,12 +144,12 @@ class EagerTape(Trace):
         keep_primals, keep_ans = rule.residuals
         if keep_primals is not VALUES:
             primals = [get_aval_any(x) for x in primals] if keep_primals is AVALS else None
-        self.main.payload.append((rule, index, primals, ans if keep_ans else None, params, linear))
+        self.main.payload.append((CT_RULE, rule, index, primals, ans if keep_ans else None, params, linear))
         return EagerTracer(self, ans, index)
 
     def _fallback(self, prim, primals, linear, params):
         """One primitive through the general reverse mode (its JVP rule + transposes)."""
-        from funcgrad.transforms.ad import vjp_flat
+        from funcgrad.transforms.linearize import vjp_flat
 
         positions = [i for i, _ in linear]
 
@@ -167,24 +161,27 @@ class EagerTape(Trace):
             return out if prim.multiple_results else [out]
 
         outs, out_avals, backward, nonzero = vjp_flat(one_prim, [primals[i] for i in positions], report_nonzero=True)
-        indices, results = [], []
+        out, results = [], []
         for o, aval, nz in zip(outs, out_avals, nonzero):
             if nz:
-                indices.append(self.count)
+                out.append((self.count, aval))
                 results.append(EagerTracer(self, o, self.count))
                 self.count += 1
             else:
-                indices.append(None)
+                out.append((None, aval))
                 results.append(o)
-        self.main.payload.append((None, indices, out_avals, backward, None, linear))
+        # ``backward`` returns one cotangent per traced argument, in ``linear``'s order.
+        to_index = [(j, k) for j, (_, k) in enumerate(linear)]
+        self.main.payload.append((PULLBACK, backward, tuple(out), None, None, None, to_index))
         return results if prim.multiple_results else results[0]
 
 
-def grad_call(fun, args, kwargs, nums, p_leaves, p_tree, in_avals, has_aux):
-    """The body of an eager ``value_and_grad`` call: runs ``fun`` with the leaves of the
-    arguments ``nums`` on the tape. Returns (output, aux, ``backward(ct) -> gradient
-    leaves``); the caller checks the output. Only valid when ``usable()``; every leaf in
-    ``p_leaves`` must be differentiable (the caller checked)."""
+def grad_call(fun, p_leaves, p_tree, in_avals):
+    """The body of an eager ``value_and_grad`` call: runs ``fun`` (a function of the
+    differentiated arguments returning ``(output, aux or None)``, see
+    ``ad_api.value_and_grad``) with the leaves ``p_leaves`` on the tape. Returns (output,
+    aux, ``backward(ct) -> gradient leaves``); the caller checks the output. Only valid
+    when ``usable()``; the caller checked that every leaf is differentiable."""
     records: list = []
     main = push_main(EagerTape, records)
     try:
@@ -195,15 +192,8 @@ def grad_call(fun, args, kwargs, nums, p_leaves, p_tree, in_avals, has_aux):
                 p = np.asarray(p)  # Python scalars; ndarray subclasses (np.matrix) as plain arrays
             ins.append(EagerTracer(tape, p, k))
         tape.count = len(ins)
-        full = list(args)
-        for a, v in zip(nums, pytree.tree_unflatten(p_tree, ins)):
-            full[a] = v
-        out = fun(*full, **kwargs)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError("grad with has_aux=True: the function must return a pair (output, aux)")
-            out, aux = out
+        out, aux = fun(*pytree.tree_unflatten(p_tree, ins))
+        if aux is not None:
             aux = pytree.tree_map(lambda v: _lower_output(tape, v, is_leaf=True)[0], aux)
         out, out_index = _lower_output(tape, out)
     finally:
@@ -215,7 +205,7 @@ def grad_call(fun, args, kwargs, nums, p_leaves, p_tree, in_avals, has_aux):
     count = tape.count
 
     def backward(ct):  # once only: it consumes the tape
-        return _backward(records, count, range(len(ins)), in_avals, [out_index], [ct])
+        return _backward(records, count, in_avals, out_index, ct)
 
     return out, aux, backward
 
@@ -232,46 +222,16 @@ def _lower_output(tape, o, is_leaf=False):
     return o, None
 
 
-def _backward(records, count, in_index, in_avals, out_index, cts_out) -> list:
+def _backward(records, count, in_avals, out_index, ct) -> list:
     """Walk the tape backwards, emptying it: each record's residuals are freed as soon
-    as its rule has run, so the cotangents reuse their memory (one use only)."""
-    cts = [None] * count
-    for k, ct in zip(out_index, cts_out):
-        if k is not None and ct is not None and type(ct) is not Zero:
-            prev = cts[k]
-            cts[k] = ct if prev is None else prev + ct
-    pop = records.pop
-    while records:
-        rule, index, primals, ans, params, linear = pop()
-        if rule is None:  # a fallback record: index is a list, ans the backward function
-            outs_ct = [Zero(a) if k is None or cts[k] is None else cts[k] for k, a in zip(index, primals)]
-            if all(type(c) is Zero for c in outs_ct):
-                continue
-            for k in index:
-                if k is not None:
-                    cts[k] = None
-            got = ans(outs_ct)
-            for (_, k), c in zip(linear, got):
-                if type(c) is not Zero:
-                    prev = cts[k]
-                    cts[k] = c if prev is None else prev + c
-            continue
-        ct = cts[index]
-        if ct is None:
-            continue
-        cts[index] = None  # free it as soon as it is used
-        which = tuple([i for i, _ in linear])
-        got = rule(ct, ans, primals, which, **params)
-        for i, k in linear:
-            c = got[i]
-            if c is not None and type(c) is not Zero:
-                prev = cts[k]
-                cts[k] = c if prev is None else prev + c
-    out = []
-    for k, aval in zip(in_index, in_avals):
-        ct = None if k is None else cts[k]
-        out.append(Zero(tangent_aval(aval)) if ct is None else ct)
-    return out
+    as its rule has run, so the cotangents reuse their memory (one use only). The
+    cotangents are NumPy values: they add up with ``+``."""
+    token = silence()  # NumPy rules: IEEE results without RuntimeWarnings, like the impls
+    try:
+        cts = backward_walk(records, count, (out_index,), (ct,), operator.add)
+    finally:
+        restore(token)
+    return [Zero(tangent_aval(aval)) if cts[k] is None else cts[k] for k, aval in enumerate(in_avals)]
 
 
 __all__ = ["grad_call", "usable", "disabled", "ENABLED"]

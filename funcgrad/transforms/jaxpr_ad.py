@@ -16,7 +16,8 @@ from funcgrad.core.interpret import jaxpr_as_fun
 from funcgrad.core.ir import ClosedJaxpr, Jaxpr
 from funcgrad.core.staging import trace_to_jaxpr
 from funcgrad.core.trace import get_aval_any
-from funcgrad.transforms.ad import backward_pass, linearize_flat
+from funcgrad.transforms.linearize import linearize_flat
+from funcgrad.transforms.transpose import backward_pass
 
 
 def closed_jaxpr(fun_flat, in_avals) -> ClosedJaxpr:

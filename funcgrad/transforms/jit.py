@@ -30,8 +30,8 @@ from funcgrad.core.prims.calls import jit_call_p, set_jit_executor
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager, is_staging
 from funcgrad.tapes import TapeAval
-from funcgrad.transforms.ad import is_linearizing, jvp_flat
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr, transpose_jaxpr
+from funcgrad.transforms.jvp import is_linearizing, jvp_flat
 
 
 def _log(msg: str) -> None:
@@ -103,7 +103,7 @@ def _remat_linear(jaxpr: ClosedJaxpr) -> ClosedJaxpr:
     hit = _remat_cache.get(id(jaxpr.jaxpr))
     if hit is not None and hit[0] is jaxpr:
         return hit[1]
-    from funcgrad.transforms.ad import linearize_flat
+    from funcgrad.transforms.linearize import linearize_flat
 
     n = len(jaxpr.in_avals)
 

@@ -18,9 +18,9 @@ from funcgrad.core.prims.control_flow import cond_p, describe_mismatch
 from funcgrad.core.staging import hoist_consts
 from funcgrad.core.trace import get_aval_any
 from funcgrad.tapes import TapeAval, is_tape, tape_empty_p, tape_zeros_p
-from funcgrad.transforms.ad import jvp_flat
 from funcgrad.transforms.control_flow.common import avals, concrete, trace_pytree_fun
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr, transpose_jaxpr
+from funcgrad.transforms.jvp import jvp_flat
 
 
 def switch(index, branches, *operands):

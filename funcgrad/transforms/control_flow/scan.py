@@ -20,9 +20,10 @@ from funcgrad.core.prims.control_flow import cond_p, scan_p, unstacked_aval
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import get_aval_any
 from funcgrad.tapes import is_tape
-from funcgrad.transforms.ad import backward_pass, jvp_flat
 from funcgrad.transforms.control_flow.common import all_concrete, avals, check_carry
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr
+from funcgrad.transforms.jvp import jvp_flat
+from funcgrad.transforms.transpose import backward_pass
 
 
 def scan(f, init, xs=None, length=None, reverse=False):

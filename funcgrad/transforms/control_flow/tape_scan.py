@@ -43,11 +43,22 @@ from funcgrad.core.primitive import allow_missing, batch_rules, jvp_rules, trans
 from funcgrad.core.prims.control_flow import scan_p
 from funcgrad.core.trace import get_aval_any
 from funcgrad.tapes import (
-    TapeAval, field_avals, is_tape, scan_parts, tape_aval_of, tape_scan, tape_scan_p, tape_split_p, tape_zeros_p,
-    tape_empty_p, tape_zip_p, while_tape_p,
+    TapeAval,
+    field_avals,
+    is_tape,
+    scan_parts,
+    tape_aval_of,
+    tape_empty_p,
+    tape_scan,
+    tape_scan_p,
+    tape_split_p,
+    tape_zeros_p,
+    tape_zip_p,
+    while_tape_p,
 )
-from funcgrad.transforms.ad import backward_pass, is_linearizing, jvp_flat
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr
+from funcgrad.transforms.jvp import is_linearizing, jvp_flat
+from funcgrad.transforms.transpose import backward_pass
 
 
 def _fill_zeros(fn, avals, present):

@@ -18,12 +18,20 @@ from funcgrad.core.primitive import allow_missing, batch_rules, jvp_rules, trans
 from funcgrad.core.prims.control_flow import while_parts
 from funcgrad.core.trace import get_aval_any
 from funcgrad.tapes import (
-    TapeAval, is_tape, split_tape_avals, tape_apply_p, tape_aval_of, tape_split_p, tape_zip_p,
-    while_tape_p, zip_avals,
+    TapeAval,
+    is_tape,
+    split_tape_avals,
+    tape_apply_p,
+    tape_aval_of,
+    tape_split_p,
+    tape_zip_p,
+    while_tape_p,
+    zip_avals,
 )
-from funcgrad.transforms.ad import backward_pass, is_linearizing, jvp_flat
 from funcgrad.transforms.control_flow.tape_scan import batch_tape, tape_apply_as_scan_jvp, while_tape_linearize
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr
+from funcgrad.transforms.jvp import is_linearizing, jvp_flat
+from funcgrad.transforms.transpose import backward_pass
 
 
 def while_jvp_tape(cc, bc, carry, t_bc, t_carry, cond_jaxpr, body_jaxpr, cond_nconsts):

@@ -18,14 +18,19 @@ from funcgrad.core.prims.control_flow import while_p, while_parts
 from funcgrad.core.staging import hoist_consts
 from funcgrad.core.trace import Tracer, get_aval_any
 from funcgrad.tapes import is_tape
-from funcgrad.transforms.ad import is_linearizing, jvp_flat
 from funcgrad.transforms.control_flow.common import (
-    all_concrete, avals, check_carry, concrete, has_tracers, trace_pytree_fun,
+    all_concrete,
+    avals,
+    check_carry,
+    concrete,
+    has_tracers,
+    trace_pytree_fun,
 )
 from funcgrad.transforms.control_flow.scan import scan
 from funcgrad.transforms.control_flow.tape_scan import batch_tape
 from funcgrad.transforms.control_flow.tapes import while_jvp_tape
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr
+from funcgrad.transforms.jvp import is_linearizing, jvp_flat
 
 
 def while_loop(cond_fun, body_fun, init_val, checkpoints=None):

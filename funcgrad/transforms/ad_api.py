@@ -1,7 +1,11 @@
-"""User-facing differentiation API: jvp, linearize, vjp, grad, value_and_grad,
-linear_transpose, jacfwd, jacrev, hessian, stop_gradient. All take and return pytrees.
+"""The public API of autodiff: jvp, linearize, vjp, grad, value_and_grad,
+linear_transpose, jacfwd, jacrev, hessian, stop_gradient (re-exported as ``funcgrad.*``).
+All take and return pytrees.
 
-Everything here is a thin pytree wrapper around ``transforms/ad.py``.
+Everything here is a thin pytree wrapper around the interpreters: ``jvp.py`` (forward
+mode), ``linearize.py`` (the JVP with its tangent work recorded, ``vjp_flat``) and
+``transpose.py`` (the reverse-mode walker); an outermost ``grad`` runs on the eager tape
+of ``eager_vjp.py`` instead.
 """
 from __future__ import annotations
 
@@ -15,7 +19,9 @@ from funcgrad.core.prims.elementwise import stop_gradient_p
 from funcgrad.core.staging import flatten_fun
 from funcgrad.core.trace import get_aval_any
 from funcgrad.transforms import eager_vjp
-from funcgrad.transforms.ad import backward_pass, jvp_flat, linearize_flat, vjp_flat
+from funcgrad.transforms.jvp import jvp_flat
+from funcgrad.transforms.linearize import linearize_flat, vjp_flat
+from funcgrad.transforms.transpose import backward_pass
 
 
 def _check_inputs(fname, leaves):
@@ -70,27 +76,31 @@ def linearize(fun, *primals):
     return pytree.tree_unflatten(out_tree[0], outs), f_jvp
 
 
-def _vjp_leaves(fun, p_leaves, p_tree, in_avals, has_aux, fname):
-    """Run ``fun`` (pytree in and out) at ``p_leaves`` recording its linearization.
-    Returns (primal output leaves then aux leaves, [output treedef, aux treedef, number
-    of output leaves], output tangent avals, ``backward``)."""
+def _split_aux(out, fname):
+    """``(output, aux)`` of the result of a function differentiated with ``has_aux``,
+    checking that it is a pair. (Without ``has_aux``, the pair is ``(out, None)``.)"""
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise TypeError(f"{fname} with has_aux=True: the function must return a pair (output, aux)")
+    return out
+
+
+def _vjp_leaves(fun, p_leaves, p_tree, in_avals):
+    """Run ``fun`` (pytree in, ``(output, aux or None)`` out, see ``_split_aux``) at
+    ``p_leaves`` recording its linearization. Returns (primal output leaves then aux
+    leaves, [output treedef, aux treedef (``None`` for a ``None`` aux), number of output
+    leaves], output tangent avals, ``backward``)."""
     trees = []
 
     def flat(*leaves):
-        out = fun(*pytree.tree_unflatten(p_tree, leaves))
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError(f"{fname} with has_aux=True: the function must return a pair (output, aux)")
-            out, aux = out
+        out, aux = fun(*pytree.tree_unflatten(p_tree, leaves))
         out_leaves, out_tree = pytree.tree_flatten(out)
-        if has_aux:
-            # aux leaves ride along as extra outputs so they leave the trace as plain values.
-            aux_leaves, aux_tree = pytree.tree_flatten(aux)
-            trees[:] = [out_tree, aux_tree, len(out_leaves)]
-            return out_leaves + aux_leaves
-        trees[:] = [out_tree, None, len(out_leaves)]
-        return out_leaves
+        if aux is None:  # (no aux treedef then: flattening None is not free)
+            trees[:] = [out_tree, None, len(out_leaves)]
+            return out_leaves
+        # aux leaves ride along as extra outputs so they leave the trace as plain values.
+        aux_leaves, aux_tree = pytree.tree_flatten(aux)
+        trees[:] = [out_tree, aux_tree, len(out_leaves)]
+        return out_leaves + aux_leaves
 
     outs, out_avals, backward = vjp_flat(flat, p_leaves, in_avals)
     return outs, trees, out_avals, backward
@@ -102,8 +112,12 @@ def vjp(fun, *primals, has_aux=False):
     and the result is ``(out, vjp_fun, aux)``."""
     p_leaves, p_tree = pytree.tree_flatten(primals)
     in_avals = _input_avals("vjp", p_leaves)
-    outs, (out_tree, aux_tree, n_out), all_out_avals, backward = _vjp_leaves(
-        fun, p_leaves, p_tree, in_avals, has_aux, "vjp")
+
+    def pair_fun(*args):
+        out = fun(*args)
+        return _split_aux(out, "vjp") if has_aux else (out, None)
+
+    outs, (out_tree, aux_tree, n_out), all_out_avals, backward = _vjp_leaves(pair_fun, p_leaves, p_tree, in_avals)
     out_avals = all_out_avals[:n_out]
 
     def vjp_fun(ct):
@@ -115,14 +129,17 @@ def vjp(fun, *primals, has_aux=False):
             if ca.shape != a.shape:
                 raise ValueError(f"vjp: cotangent {i} has shape {ca.shape}, but the output has shape {a.shape}")
         cts = [_as_array(c) if is_differentiable(a) else Zero(a) for c, a in zip(ct_leaves, out_avals)]
-        cts = [c if type(c) is Zero or get_aval_any(c).dtype == a.dtype else _cast(c, a.dtype) for c, a in zip(cts, out_avals)]
+        cts = [
+            c if type(c) is Zero or get_aval_any(c).dtype == a.dtype else _cast(c, a.dtype)
+            for c, a in zip(cts, out_avals)
+        ]
         cts += [Zero(a) for a in all_out_avals[n_out:]]
         cts_in = backward(cts)
         return pytree.tree_unflatten(p_tree, [instantiate(c) for c in cts_in])
 
     out = pytree.tree_unflatten(out_tree, outs[:n_out])
     if has_aux:
-        return out, vjp_fun, pytree.tree_unflatten(aux_tree, outs[n_out:])
+        return out, vjp_fun, _unflatten_aux(aux_tree, outs[n_out:])
     return out, vjp_fun
 
 
@@ -150,7 +167,13 @@ def _argnums_tuple(argnums, nargs, fname):
 
 
 def value_and_grad(fun, argnums=0, has_aux=False):
-    """``(fun(*args), gradient)`` of a scalar real-valued ``fun`` w.r.t. ``argnums``."""
+    """``(fun(*args), gradient)`` of a scalar real-valued ``fun`` w.r.t. ``argnums``.
+
+    The argument handling is done here for both reverse modes: the eager tape (when
+    ``grad`` is the outermost transform) and the general path (``vjp_flat``) each get the
+    checked leaves and ``fun`` as a function of the differentiated arguments alone
+    returning ``(output, aux or None)``; the output is checked here too.
+    """
 
     argnums_for = {}  # number of positional arguments -> (single, normalized argnums)
 
@@ -160,30 +183,21 @@ def value_and_grad(fun, argnums=0, has_aux=False):
         if nums is None:
             nums = argnums_for[len(args)] = _argnums_tuple(argnums, len(args), "grad")
         single, nums = nums
-        diff_args = tuple([args[a] for a in nums])
-        p_leaves, p_tree = pytree.tree_flatten(diff_args)
-        in_avals = [get_aval_any(x) for x in p_leaves]
-        for aval in in_avals:
-            if not is_differentiable(aval):
-                _check_differentiable(args, nums)
+        p_leaves, p_tree, in_avals = _grad_inputs(args, nums)
+
+        def diff_fun(*diff):
+            full = list(args)
+            for a, v in zip(nums, diff):
+                full[a] = v
+            out = fun(*full, **kwargs)
+            return _split_aux(out, "grad") if has_aux else (out, None)
 
         if eager_vjp.usable():
-            out, aux, backward = eager_vjp.grad_call(fun, args, kwargs, nums, p_leaves, p_tree, in_avals, has_aux)
-            g_leaves = backward(np.array(1, _check_grad_output(out).dtype))
+            out, aux, backward = eager_vjp.grad_call(diff_fun, p_leaves, p_tree, in_avals)
         else:
-            def partial_f(*diff):
-                full = list(args)
-                for a, v in zip(nums, diff):
-                    full[a] = v
-                return fun(*full, **kwargs)
-
-            outs, (out_tree, aux_tree, n_out), out_avals, backward = _vjp_leaves(
-                partial_f, p_leaves, p_tree, in_avals, has_aux, "grad")
-            out = pytree.tree_unflatten(out_tree, outs[:n_out])
-            aux = pytree.tree_unflatten(aux_tree, outs[n_out:]) if has_aux else None
-            # The output is one real scalar: its cotangent is 1 (aux outputs get none).
-            aval = _check_grad_output(out)
-            g_leaves = backward([np.array(1, aval.dtype)] + [Zero(a) for a in out_avals[n_out:]])
+            out, aux, backward = _grad_call(diff_fun, p_leaves, p_tree, in_avals)
+        # The output is one real scalar: its cotangent is 1.
+        g_leaves = backward(np.array(1, _check_grad_output(out).dtype))
         g = pytree.tree_unflatten(p_tree, [instantiate(c) for c in g_leaves])
         g = g[0] if single else g
         if has_aux:
@@ -191,6 +205,31 @@ def value_and_grad(fun, argnums=0, has_aux=False):
         return out, g
 
     return value_and_grad_f
+
+
+def _grad_inputs(args, nums):
+    """(leaves, treedef, avals) of the differentiated arguments ``args[a] for a in nums``;
+    raises ``TypeError`` for a leaf that is not an array or not real-valued."""
+    p_leaves, p_tree = pytree.tree_flatten(tuple([args[a] for a in nums]))
+    in_avals = [get_aval_any(x) for x in p_leaves]
+    for aval in in_avals:
+        if not is_differentiable(aval):
+            _check_differentiable(args, nums)
+    return p_leaves, p_tree, in_avals
+
+
+def _unflatten_aux(aux_tree, leaves):
+    return None if aux_tree is None else pytree.tree_unflatten(aux_tree, leaves)
+
+
+def _grad_call(diff_fun, p_leaves, p_tree, in_avals):
+    """``eager_vjp.grad_call`` on the general reverse mode (any enclosing transform):
+    (output, aux, ``backward(ct) -> gradient leaves``)."""
+    outs, (out_tree, aux_tree, n_out), out_avals, backward = _vjp_leaves(diff_fun, p_leaves, p_tree, in_avals)
+    out = pytree.tree_unflatten(out_tree, outs[:n_out])
+    aux = _unflatten_aux(aux_tree, outs[n_out:])
+    aux_cts = [Zero(a) for a in out_avals[n_out:]]  # (aux outputs get no cotangent)
+    return out, aux, lambda ct: backward([ct] + aux_cts)
 
 
 def _check_grad_output(out):
@@ -266,7 +305,9 @@ def _check_float_leaves(fname, leaves):
     for leaf in leaves:
         aval = get_aval_any(leaf)
         if aval.dtype.kind != "f":
-            raise TypeError(f"{fname} requires floating-point inputs, got {aval.str_short()}; convert with .astype(float)")
+            raise TypeError(
+                f"{fname} requires floating-point inputs, got {aval.str_short()}; convert with .astype(float)"
+            )
 
 
 def _basis(avals):

@@ -1,0 +1,126 @@
+"""Forward mode: the JVP interpretation.
+
+A ``JVPTrace``'s tracers carry a (primal, tangent) pair; each primitive's ``jvp`` rule
+(registered under it in ``core/prims``) computes both. A tangent may be a symbolic
+``Zero``: rules skip work for it, and a value whose tangent is zero is just its primal
+to this transform (``full_lower``), so constants never become tracers.
+
+The same interpretation is the first half of reverse mode: ``linearize.py`` runs it with
+the tangents being tracers of a trace that records them (a linear jaxpr or a linear tape),
+while the primals stay concrete. A rule that must keep primal and tangent work apart in
+that case (control flow, ``jit`` calls) asks ``is_linearizing``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.core.ad_util import Zero
+from funcgrad.core.primitive import jvp_rules, missing_rule
+from funcgrad.core.trace import Trace, Tracer, full_raise, get_aval_any, pop_main, push_main
+
+
+class JVPTracer(Tracer):
+    # ``aval`` is a plain slot (shadowing Tracer.aval) filled at construction: every
+    # funcgrad.numpy function reads it, so a lazy property would cost more than it saves.
+    __slots__ = ("primal", "tangent", "aval")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+        self.aval = get_aval_any(primal)
+
+    def full_lower(self):
+        # A value with a zero tangent is just its primal to this transform.
+        if type(self.tangent) is Zero:
+            p = self.primal
+            return p.full_lower() if isinstance(p, Tracer) else p
+        return self
+
+    def to_concrete_value(self):
+        p = self.primal
+        return p.to_concrete_value() if isinstance(p, Tracer) else p
+
+
+class JVPTrace(Trace):
+    # bind hands us constants and lower-level tracers as they are: they are primals
+    # with a zero tangent, and wrapping each in a JVPTracer first would only be undone.
+    handles_raw_args = True
+
+    def pure(self, val):
+        return JVPTracer(self, val, Zero.like(val))
+
+    lift = pure
+
+    def process_primitive(self, primitive, args, params):
+        main = self.main
+        primals, tangents = [], []
+        for a in args:
+            if type(a) is JVPTracer and a._trace.main is main:
+                primals.append(a.primal)
+                tangents.append(a.tangent)
+            else:
+                primals.append(a)
+                tangents.append(Zero.like(a))
+        rule = jvp_rules.get(primitive)
+        if rule is None:
+            raise missing_rule("jvp", primitive)
+        primal_out, tangent_out = rule(primals, tangents, **params)
+        if primitive.multiple_results:
+            return [self.lower(p, t) for p, t in zip(primal_out, tangent_out)]
+        if type(tangent_out) is Zero:  # (self.lower, inlined: this is the hot path)
+            return primal_out.full_lower() if isinstance(primal_out, Tracer) else primal_out
+        return JVPTracer(self, primal_out, tangent_out)
+
+    def lower(self, primal, tangent):
+        """The value a (primal, tangent) pair is to the caller: a JVPTracer, or, when
+        the tangent is symbolically zero, just the primal (``full_lower``)."""
+        if type(tangent) is Zero:
+            return primal.full_lower() if isinstance(primal, Tracer) else primal
+        return JVPTracer(self, primal, tangent)
+
+
+def is_linearizing(tangents) -> bool:
+    """True if any tangent is being staged into a linear program (reverse mode), so a
+    JVP rule must keep primal and tangent computations apart."""
+    # (imported here: linearize.py builds on this module)
+    from funcgrad.core.staging import JaxprTracer
+    from funcgrad.transforms.linearize import LinearTracer
+
+    return any(
+        type(t) is LinearTracer or (isinstance(t, JaxprTracer) and t._trace.builder.linearize)
+        for t in tangents
+    )
+
+
+_PY_SCALARS = (bool, int, float)
+
+
+def jvp_flat(f_flat, primals, tangents):
+    """Push ``tangents`` (Zero allowed) through ``f_flat``: (primals_out, tangents_out)."""
+    # Python scalars become NumPy values: primitive impls only ever see arrays.
+    main = push_main(JVPTrace)
+    try:
+        trace = main.trace()
+        tracers = []
+        for p, t in zip(primals, tangents):
+            if type(p) in _PY_SCALARS:
+                p = np.asarray(p)
+            if type(t) in _PY_SCALARS:
+                t = np.asarray(t)
+            tracers.append(JVPTracer(trace, p, t))
+        primals_out, tangents_out = [], []
+        for out in f_flat(*tracers):
+            if type(out) is JVPTracer and out._trace is trace:
+                primals_out.append(out.primal)
+                tangents_out.append(out.tangent)
+            else:  # a constant or a lower-level tracer (or an escaped one: an error)
+                out = full_raise(trace, out)
+                primals_out.append(out.primal)
+                tangents_out.append(out.tangent)
+    finally:
+        pop_main(main)
+    return primals_out, tangents_out
+
+
+__all__ = ["JVPTrace", "JVPTracer", "jvp_flat", "is_linearizing"]
