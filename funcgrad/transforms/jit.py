@@ -7,9 +7,9 @@ to it. Under a transform (grad, vmap, an enclosing make_jaxpr/jit) the call is s
 one ``jit_call`` primitive whose rules rewrite its jaxpr, so jit composes both ways:
 ``grad(jit(f))``, ``jit(grad(f))``, ``vmap(jit(f))``, nested jits (inlined when lowered).
 
-Temporary (first slice of the jit work): programs containing a primitive that the
-backend cannot lower yet are run by the jaxpr evaluator; ``FUNCGRAD_LOG_COMPILES=1``
-reports this with the primitive's name.
+Every primitive lowers today; should lowering fail anyway (llvmlite missing, a primitive
+added without a lower rule), the program runs with the jaxpr evaluator and
+``FUNCGRAD_LOG_COMPILES=1`` says so, naming the cause.
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def _log(msg: str) -> None:
 # --- compilation of a closed jaxpr (with caching by jaxpr identity) ------------------------
 
 class _Interpreted:
-    """Fallback executable: the jaxpr evaluator (until every primitive lowers)."""
+    """Fallback executable: the jaxpr evaluator (when lowering fails; see the module doc)."""
 
     def __init__(self, closed: ClosedJaxpr, reason: str):
         self.closed, self.reason = closed, reason

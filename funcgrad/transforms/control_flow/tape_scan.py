@@ -30,7 +30,7 @@ Its rules close the system under differentiation:
   without ``ys``, so its derivative rules are these.
 
 ``tape_split`` / ``tape_zip`` (records cut in two / put side by side) are linear and
-transpose into each other. Batched tapes (``vmap``) are not handled by these rules yet.
+transpose into each other. Batched tapes (``vmap``) go through ``_tape_scan_batch``.
 """
 from __future__ import annotations
 
