@@ -16,7 +16,7 @@ from funcgrad.core.trace import Tracer
 from funcgrad.errors import NonConcreteBooleanIndexError
 from funcgrad.numpy_api import _util
 
-__all__ = ["Plan", "parse", "result_layout", "check_array", "list_index"]
+__all__ = ["Plan", "parse", "result_layout", "check_array", "list_index", "zero_size_error"]
 
 _i64 = dtypes.int64
 
@@ -128,7 +128,7 @@ def check_array(arr, dim, n):
     return np.where(arr < 0, arr + n, arr)
 
 
-def _zero_size_error(dim, shape, item):
+def zero_size_error(dim, shape, item):
     return IndexError(
         f"index is out of bounds for axis {dim} with size 0: an array of shape {tuple(shape)} "
         f"indexed with a traced integer {item.aval.str_short()} (there is no element to read or write)"
@@ -179,7 +179,7 @@ def parse(shape, idx, mode=None) -> Plan:
             if kind == "adv" and not isinstance(v, Tracer):
                 v = check_array(v, dim, shape[dim]) if mode is None else np.where(v < 0, v + shape[dim], v)
             elif kind == "dyn" and shape[dim] == 0:  # as JAX: nothing to clamp to
-                raise _zero_size_error(dim, shape, v)
+                raise zero_size_error(dim, shape, v)
             elif kind == "dyn" and mode == "fill":
                 kind = "adv"
             entries.append((kind, dim, v))

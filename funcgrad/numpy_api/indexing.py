@@ -48,7 +48,7 @@ from funcgrad.errors import (
     NonConcreteBooleanIndexError,  # noqa: F401  (raised by index_plan; importable here)
 )
 from funcgrad.numpy_api import _util
-from funcgrad.numpy_api.index_plan import _zero_size_error, check_array, list_index, parse, result_layout
+from funcgrad.numpy_api.index_plan import check_array, list_index, parse, result_layout, zero_size_error
 
 __all__ = ["take", "take_along_axis", "nonzero", "argwhere", "flatnonzero", "at"]
 
@@ -116,7 +116,7 @@ def _gather_advanced(y, plan, tokens, bshape, out_shape, mode="clip", fill_value
         empty = [e for e in adv if plan.shape[e[1]] == 0]
         if mode == "clip" and empty and int(np.prod(bshape)):  # nothing to clip to (JAX raises too)
             e = empty[0]
-            raise _zero_size_error(e[1], plan.shape, e[2]) if isinstance(e[2], Tracer) else IndexError(
+            raise zero_size_error(e[1], plan.shape, e[2]) if isinstance(e[2], Tracer) else IndexError(
                 f"index {np.asarray(e[2]).flat[0]} is out of bounds for axis {e[1]} with size 0")
         idx = _stack_indices([_wrap_negative(e[2], plan.shape[e[1]]) for e in adv], bshape)
         g = lax.gather(y, idx, mode=mode, fill_value=fill_value)
