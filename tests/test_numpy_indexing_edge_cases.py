@@ -1,5 +1,5 @@
 """Indexing behaviour the op table cannot express: errors, clamping/dropping of traced
-out-of-range indices, the primitives indexing is staged to, and immutability."""
+out-of-range indices (JAX's modes: tests/test_indexing_modes.py), the primitives indexing is staged to, and immutability."""
 import numpy as np
 import pytest
 
@@ -66,9 +66,10 @@ def test_traced_array_index_clamps():
 
 
 def test_traced_take_modes():
+    # issue #12: take's default mode is JAX's "fill" (it clamped before)
     a = np.arange(5.0)
     i = np.array([9, -2, -9])
-    np.testing.assert_array_equal(_eval(lambda a, i: fnp.take(a, i), (a, i), (a, i)), [4.0, 3.0, 0.0])
+    np.testing.assert_array_equal(_eval(lambda a, i: fnp.take(a, i), (a, i), (a, i)), [np.nan, 3.0, np.nan])
     np.testing.assert_array_equal(_eval(lambda a, i: fnp.take(a, i, mode="clip"), (a, i), (a, i)), [4.0, 0.0, 0.0])
     np.testing.assert_array_equal(
         _eval(lambda a, i: fnp.take(a, i, mode="wrap"), (a, i), (a, i)), np.take(a, i, mode="wrap")
@@ -122,7 +123,7 @@ def test_eager_error_message_text():
     with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 3"):
         fnp.at(np.arange(3.0))[5].set(1.0)
     with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
-        fnp.take(np.arange(3.0), [0, 3])
+        fnp.take(np.arange(3.0), [0, 3], mode="raise")
 
 
 def test_static_out_of_range_raises_under_tracing_too():

@@ -29,7 +29,9 @@ def test_slice_strides_and_rev():
 def test_dynamic_slice_clamps_like_jax():
     x = np.arange(10)
     np.testing.assert_array_equal(lax.dynamic_slice(x, [np.int64(8)], [4]), [6, 7, 8, 9])
-    np.testing.assert_array_equal(lax.dynamic_slice(x, [np.int64(-3)], [2]), [0, 1])
+    # issue #12: a negative start wraps once (-3 -> 7), then clamps (it clamped to 0 before)
+    np.testing.assert_array_equal(lax.dynamic_slice(x, [np.int64(-3)], [2]), [7, 8])
+    np.testing.assert_array_equal(lax.dynamic_slice(x, [np.int64(-30)], [2]), [0, 1])
     out = lax.dynamic_update_slice(x, np.array([-1, -1]), [np.int64(9)])
     np.testing.assert_array_equal(out, [0, 1, 2, 3, 4, 5, 6, 7, -1, -1])
     assert x[8] == 8  # inputs are never mutated

@@ -141,11 +141,11 @@ def dynamic_update_slice(x, update, start_indices):
 
 
 def gather(operand, indices, mode: str = "clip", fill_value=None):
-    return _ix.gather_p.bind(operand, indices, mode=mode, fill_value=fill_value)
+    return _ix.gather_p.bind(operand, indices, mode=_ix.gather_mode(mode), fill_value=fill_value)
 
 
 def scatter(operand, indices, updates, kind: str = "set", mode: str = "drop"):
-    return _ix.scatter_p.bind(operand, indices, updates, kind=kind, mode=mode)
+    return _ix.scatter_p.bind(operand, indices, updates, kind=kind, mode=_ix.scatter_mode(mode))
 
 
 def _axes(axes):

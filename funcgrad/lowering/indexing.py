@@ -1,12 +1,13 @@
 """Data-dependent indexing (``core/prims/indexing.py``), memory-safe by construction.
 
 Every index read from data is clamped before it addresses memory, exactly as the
-primitives' impls define: dynamic_slice / dynamic_update_slice clamp the start so the
-window fits; gather ``clip`` clamps each index and ``fill`` selects ``fill_value``
-for out-of-range rows (reading a clamped, in-bounds position); scatter ``clip``
-clamps and ``drop`` skips out-of-range rows with a branch. gather and the dynamic
-slices are fused views; scatter copies the operand and then applies the updates
-in row order (so with duplicate indices the last "set" wins, like NumPy).
+primitives' impls define: dynamic_slice / dynamic_update_slice wrap a negative start
+once (``s + n``) and then clamp it so the window fits (JAX's ``lax.dynamic_slice``);
+gather ``clip`` clamps each index and ``fill`` selects ``fill_value`` for out-of-range
+rows (reading a clamped, in-bounds position); scatter ``clip`` clamps and ``drop``
+skips out-of-range rows with a branch. gather and the dynamic slices are fused views;
+scatter copies the operand and then applies the updates in row order (so with
+duplicate indices the last "set" wins, like NumPy).
 """
 from __future__ import annotations
 
@@ -24,8 +25,15 @@ def _index(ctx, operand, idx=None) -> str | int:
     return v.ref if not v.ref.lstrip("-").isdigit() else int(v.ref)
 
 
+def _wrapped(b, s, n):
+    """``s + n`` where ``s < 0`` (a Python int stays one)."""
+    if isinstance(s, int):
+        return s + n if s < 0 else s
+    return b.emit(f"select i1 {b.icmp('slt', s, 0)}, i64 {b.iadd(s, n)}, i64 {s}")
+
+
 def _clamped_starts(ctx, starts, shape, sizes):
-    return [ctx.b.iclamp(_index(ctx, s), 0, n - m) for s, n, m in zip(starts, shape, sizes)]
+    return [ctx.b.iclamp(_wrapped(ctx.b, _index(ctx, s), n), 0, n - m) for s, n, m in zip(starts, shape, sizes)]
 
 
 @lower_view(ix.dynamic_slice_p)

@@ -16,7 +16,7 @@ from funcgrad.core.trace import Tracer
 from funcgrad.errors import NonConcreteBooleanIndexError
 from funcgrad.numpy_api import _util
 
-__all__ = ["Plan", "parse", "result_layout", "check_array", "list_index"]
+__all__ = ["Plan", "parse", "result_layout", "check_array", "list_index", "zero_size_error"]
 
 _i64 = dtypes.int64
 
@@ -128,7 +128,19 @@ def check_array(arr, dim, n):
     return np.where(arr < 0, arr + n, arr)
 
 
-def parse(shape, idx) -> Plan:
+def zero_size_error(dim, shape, item):
+    return IndexError(
+        f"index is out of bounds for axis {dim} with size 0: an array of shape {tuple(shape)} "
+        f"indexed with a traced integer {item.aval.str_short()} (there is no element to read or write)"
+    )
+
+
+def parse(shape, idx, mode=None) -> Plan:
+    """``mode=None``: concrete indices are checked like NumPy's (``IndexError``). With an
+    explicit out-of-range mode (``"clip"``, ``"fill"``, ``"drop"``) concrete indices are
+    only normalised (a negative index wraps once) and the mode handles the rest: an
+    out-of-range static int becomes a 0-d array index. ``"fill"`` also turns a traced
+    scalar into a 0-d array index (a gather can fill; a dynamic_slice clamps)."""
     if not isinstance(idx, tuple):
         idx = (idx,)
     items = [_classify(it) for it in idx]
@@ -155,14 +167,21 @@ def parse(shape, idx) -> Plan:
             entries.append(_slice_entry(dim, shape[dim], v))
             dim += 1
         elif kind == "int":
-            entries.append(("int", dim, _check_int(v, dim, shape[dim])))
+            if mode is not None and not -shape[dim] <= v < shape[dim]:
+                entries.append(("adv", dim, np.asarray(v + shape[dim] if v < 0 else v, np.int64)))
+            else:
+                entries.append(("int", dim, _check_int(v, dim, shape[dim])))
             dim += 1
         elif kind == "mask":
             entries.extend(_mask_entries(v, dim, shape))
             dim += v.ndim
         else:  # dyn / adv
             if kind == "adv" and not isinstance(v, Tracer):
-                v = check_array(v, dim, shape[dim])
+                v = check_array(v, dim, shape[dim]) if mode is None else np.where(v < 0, v + shape[dim], v)
+            elif kind == "dyn" and shape[dim] == 0:  # as JAX: nothing to clamp to
+                raise zero_size_error(dim, shape, v)
+            elif kind == "dyn" and mode == "fill":
+                kind = "adv"
             entries.append((kind, dim, v))
             dim += 1
     if any(e[0] == "adv" for e in entries):  # ints join advanced indexing, as in NumPy

@@ -12,12 +12,21 @@ How each index is staged (so the printed IR stays readable):
 - a traced scalar integer: ``dynamic_slice`` + ``reshape``;
 - integer arrays (concrete or traced): ``gather`` on the leading, transposed axes.
 
-Out-of-range indices. Indices whose values are known at trace time (Python ints,
-NumPy arrays, lists) are checked like NumPy: ``IndexError("index 5 is out of bounds
-for axis 0 with size 3")``. Traced indices cannot be checked, so they follow JAX: a
-negative index is wrapped once (``i + n`` where ``i < 0``), then reads *clamp* into
-range (``x[i]`` with traced ``i == 7`` on a size-3 axis reads ``x[2]``) and updates
-through ``.at[]`` *drop* out-of-range writes. This keeps compiled code memory-safe.
+Out-of-range indices follow JAX's ``mode`` (``jax.numpy.ndarray.at``, citing its docs):
+"By default, JAX assumes that all indices are in-bounds" (``"promise_in_bounds"``):
+out-of-range *traced* indices in ``x[idx]`` / ``.at[idx].get()`` are clipped and in
+``.set()``, ``.add()``, ... are dropped, which keeps compiled code memory-safe. Indices
+whose values are known at trace time (Python ints, NumPy arrays, lists) are checked
+like NumPy when no ``mode`` is given: ``IndexError("index 5 is out of bounds for axis
+0 with size 3")``. ``.at[idx].get/set/...(mode=...)`` takes ``"promise_in_bounds"``,
+``"clip"``, ``"drop"`` and ``"fill"`` (an alias of ``"drop"``; ``get(mode="fill",
+fill_value=...)`` returns ``fill_value``, by default NaN / the most negative int /
+True, for out-of-range positions); then no index is checked. In every mode a negative
+array index is first normalised once (``i + n`` where ``i < 0``, NumPy's meaning).
+``take`` and ``take_along_axis`` default to ``mode="fill"``, as in JAX. Derivatives
+follow the mode: a filled read or a dropped write sends no cotangent anywhere; a
+clipped read sends it to the element it read. A traced scalar index into a zero-size
+dimension raises ``IndexError`` (as JAX does: there is no element to clamp to).
 
 A boolean mask gives a result whose shape depends on its values, so a traced mask
 raises ``NonConcreteBooleanIndexError``; use ``fnp.where(mask, x, fill)`` instead.
@@ -31,13 +40,15 @@ import numpy as np
 
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
+from funcgrad.core.prims.indexing import default_fill_value, gather_mode, scatter_mode
 from funcgrad.core.trace import Tracer
 from funcgrad.errors import (
+    ConcretizationError,
     DataDependentShapeError,
     NonConcreteBooleanIndexError,  # noqa: F401  (raised by index_plan; importable here)
 )
 from funcgrad.numpy_api import _util
-from funcgrad.numpy_api.index_plan import check_array, list_index, parse, result_layout
+from funcgrad.numpy_api.index_plan import check_array, list_index, parse, result_layout, zero_size_error
 
 __all__ = ["take", "take_along_axis", "nonzero", "argwhere", "flatnonzero", "at"]
 
@@ -83,7 +94,7 @@ def _basic_window(x, plan):
         elif e[0] == "int":
             lo[e[1]], span[e[1]] = e[2], 1
         elif e[0] == "dyn":
-            dyn[e[1]] = _wrap_negative(e[2], x.shape[e[1]])
+            dyn[e[1]] = e[2]  # dynamic_slice wraps a negative start once, then clamps
             span[e[1]] = 1
     if dyn:
         starts = [dyn[d] if d in dyn else np.int64(lo[d]) for d in range(ndim)]
@@ -94,7 +105,7 @@ def _basic_window(x, plan):
     return lax.rev(x, flip)
 
 
-def _gather_advanced(y, plan, tokens, bshape, out_shape, mode="clip"):
+def _gather_advanced(y, plan, tokens, bshape, out_shape, mode="clip", fill_value=None):
     """Gather the advanced dims of ``y`` (already sliced) and lay out the result."""
     entries = plan.entries
     adv = [e for e in entries if e[0] == "adv" and e[1] is not None]
@@ -102,8 +113,13 @@ def _gather_advanced(y, plan, tokens, bshape, out_shape, mode="clip"):
     y = lax.transpose(y, [e[1] for e in adv] + slice_dims)
     rest = _util.shape_of(y)[len(adv):]
     if adv:
+        empty = [e for e in adv if plan.shape[e[1]] == 0]
+        if mode == "clip" and empty and int(np.prod(bshape)):  # nothing to clip to (JAX raises too)
+            e = empty[0]
+            raise zero_size_error(e[1], plan.shape, e[2]) if isinstance(e[2], Tracer) else IndexError(
+                f"index {np.asarray(e[2]).flat[0]} is out of bounds for axis {e[1]} with size 0")
         idx = _stack_indices([_wrap_negative(e[2], plan.shape[e[1]]) for e in adv], bshape)
-        g = lax.gather(y, idx, mode=mode)
+        g = lax.gather(y, idx, mode=mode, fill_value=fill_value)
     else:  # only 0-d boolean masks: a new dimension of size 1 or 0
         g = lax.broadcast_in_dim(y, bshape + tuple(rest), range(len(bshape), len(bshape) + len(rest)))
     nb = len(bshape)
@@ -125,14 +141,45 @@ def getitem(x, idx):
     Traced integer indices wrap once if negative and then clamp into range (like JAX);
     see the module docstring.
     """
-    x = _util.asarray(x, fname="getitem")
-    plan = parse(_util.shape_of(x), idx)
+    return _getitem(x, idx)
+
+
+def _getitem(x, idx, mode=None, fill_value=None, fname="getitem"):
+    """``x[idx]`` with an out-of-range ``mode`` (JAX's names; None: promise_in_bounds with
+    concrete indices checked like NumPy's)."""
+    x = _util.asarray(x, fname=fname)
+    gmode = "clip" if mode is None else gather_mode(mode, fname)
+    plan = parse(_util.shape_of(x), idx, None if mode is None else gmode)
     tokens, bshape, out_shape = result_layout(plan)
     y = _basic_window(x, plan)
-    out = _gather_advanced(y, plan, tokens, bshape, out_shape) if plan.has_adv else lax.reshape(y, out_shape)
+    if plan.has_adv:
+        fill_value = _fill_value(fill_value, x.dtype, fname) if gmode == "fill" else None
+        out = _gather_advanced(y, plan, tokens, bshape, out_shape, gmode, fill_value)
+    else:
+        out = lax.reshape(y, out_shape)
     if plan.scalar and isinstance(out, np.ndarray):
         return out[()]
     return out
+
+
+def _fill_value(fill_value, dtype, fname):
+    """A concrete scalar cast to ``dtype`` as a hashable Python scalar (None: the default)."""
+    if fill_value is None:
+        return None
+    if isinstance(fill_value, Tracer):
+        val = fill_value.to_concrete_value()
+        if val is None:
+            raise ConcretizationError(
+                f"{fname}: fill_value must be a concrete scalar, got a traced {fill_value.aval.str_short()}; "
+                "use fnp.where(mask, x, fill) for a traced fill"
+            )
+        fill_value = val
+    if np.ndim(fill_value) != 0:
+        raise ValueError(f"{fname}: fill_value must be a scalar, got shape {np.shape(fill_value)}")
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = np.asarray(fill_value).astype(dtype).item()
+    default = default_fill_value(dtype)
+    return None if v == default or (v != v and default != default) else v
 
 
 # --- at[]: functional updates ----------------------------------------------------------------
@@ -158,7 +205,13 @@ class _IndexUpdateRef:
     ``v`` is broadcast to the shape of ``x[idx]`` and cast to ``x.dtype``. Repeated
     indices accumulate for ``add``/``subtract``/``multiply``/``divide``/``power``/
     ``min``/``max`` (like ``numpy.add.at``); for ``set`` one of the values wins.
-    Out-of-range *traced* indices are dropped; out-of-range concrete ones raise.
+
+    ``mode`` is JAX's (``jax.numpy.ndarray.at``): ``None`` / ``"promise_in_bounds"``
+    reads clip and writes drop out-of-range traced indices (with ``None`` concrete
+    out-of-range indices raise ``IndexError`` like NumPy); ``"clip"`` clamps;
+    ``"drop"`` ignores out-of-range writes and ``"fill"`` (its alias) reads
+    ``fill_value`` there. ``indices_are_sorted`` and ``unique_indices`` are accepted
+    for JAX compatibility; they are hints that change nothing here.
     """
 
     __slots__ = ("array", "index")
@@ -169,43 +222,47 @@ class _IndexUpdateRef:
     def __repr__(self):
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
-    def get(self):
-        """``x[idx]``."""
-        return getitem(self.array, self.index)
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
+        """``x[idx]``; ``mode="fill"`` reads ``fill_value`` at out-of-range indices.
 
-    def set(self, values):
+        >>> fnp.at(np.arange(3.0))[np.array([1, 5])].get(mode="fill", fill_value=-1.0)
+        array([ 1., -1.])
+        """
+        return _getitem(self.array, self.index, mode, fill_value, fname="at[].get")
+
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] = values``, as a new array."""
-        return _update(self.array, self.index, values, "set")
+        return _update(self.array, self.index, values, "set", mode)
 
-    def add(self, values):
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] += values`` (repeated indices accumulate)."""
-        return _update(self.array, self.index, values, "add")
+        return _update(self.array, self.index, values, "add", mode)
 
-    def subtract(self, values):
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] -= values`` (repeated indices accumulate)."""
-        return _update(self.array, self.index, values, "subtract")
+        return _update(self.array, self.index, values, "subtract", mode)
 
-    def multiply(self, values):
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] *= values`` (repeated indices accumulate)."""
-        return _update(self.array, self.index, values, "mul")
+        return _update(self.array, self.index, values, "mul", mode)
 
     mul = multiply
 
-    def divide(self, values):
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] /= values`` for floating-point ``x`` (repeated indices accumulate)."""
-        return _update(self.array, self.index, values, "divide")
+        return _update(self.array, self.index, values, "divide", mode)
 
-    def power(self, values):
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] **= values`` (repeated indices multiply their exponents)."""
-        return _update(self.array, self.index, values, "power")
+        return _update(self.array, self.index, values, "power", mode)
 
-    def min(self, values):
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] = minimum(x[idx], values)``."""
-        return _update(self.array, self.index, values, "min")
+        return _update(self.array, self.index, values, "min", mode)
 
-    def max(self, values):
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] = maximum(x[idx], values)``."""
-        return _update(self.array, self.index, values, "max")
+        return _update(self.array, self.index, values, "max", mode)
 
 
 def at(x):
@@ -225,10 +282,11 @@ _COMBINE = {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}
 _BOOL_KIND = {"add": "max", "mul": "min"}  # logical or / and, as numpy.add.at does on bools
 
 
-def _update(x, idx, values, kind):
+def _update(x, idx, values, kind, mode=None):
     x = _util.asarray(x, fname="at")
     dtype = x.dtype
-    plan = parse(_util.shape_of(x), idx)
+    smode = "drop" if mode is None else scatter_mode(mode, f"at[].{kind}")
+    plan = parse(_util.shape_of(x), idx, None if mode is None else smode)
     _, _, out_shape = result_layout(plan)
     v = _util.asarray(values, fname=f"at[].{kind}")
     if kind == "subtract":
@@ -244,11 +302,11 @@ def _update(x, idx, values, kind):
         # x op= v1, then op= v2 ... == x op (v1 * v2 ...): scatter-multiply the operands.
         ones = _util.full(_util.shape_of(x), 1, dtype)
         combine = lax.div if kind == "divide" else lax.pow
-        out = combine(x, _scatter_update(ones, plan, v, "mul"))
+        out = combine(x, _scatter_update(ones, plan, v, "mul", smode))
         return np.asarray(out) if isinstance(out, np.generic) else out  # 0-d stays an array
     if dtype == dtypes.bool_:
         kind = _BOOL_KIND.get(kind, kind)
-    return _scatter_update(x, plan, v, kind)
+    return _scatter_update(x, plan, v, kind, smode)
 
 
 def _broadcast_update(v, shape, kind):
@@ -267,7 +325,7 @@ def _broadcast_update(v, shape, kind):
     return _util.broadcast_to(v, shape)
 
 
-def _scatter_update(x, plan, v, kind):
+def _scatter_update(x, plan, v, kind, mode="drop"):
     """Write ``v`` (already the shape of ``x[idx]``) into ``x``."""
     entries = plan.entries
     if not plan.has_adv and all(e[0] != "dyn" and (e[0] != "slice" or abs(e[4]) == 1) for e in entries):
@@ -301,7 +359,7 @@ def _scatter_update(x, plan, v, kind):
             i = _wrap_negative(e[2], plan.shape[e[1]])
             grids.append(_place(i if isinstance(i, Tracer) else np.int64(i), batch_shape, ()))
     idx = _stack_indices(grids, batch_shape)
-    return lax.scatter(x, idx, v, kind=kind, mode="drop")
+    return lax.scatter(x, idx, v, kind=kind, mode=mode)
 
 
 def _place(a, shape, dims):
@@ -345,52 +403,64 @@ def _box_update(x, plan, v, kind):
 
 # --- take / take_along_axis ---------------------------------------------------------------
 
-_TAKE_MODES = ("raise", "wrap", "clip")
+_TAKE_MODES = (None, "fill", "clip", "wrap", "raise")
 
 
-def take(a, indices, axis=None, mode=None):
-    """``numpy.take``: elements of ``a`` at ``indices`` along ``axis`` (flattened if None).
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
+         fill_value=None):
+    """``jax.numpy.take``: elements of ``a`` at ``indices`` along ``axis`` (flattened if None).
 
-    ``mode`` is NumPy's: ``"raise"`` (default) checks concrete indices and raises
-    ``IndexError``; ``"wrap"`` wraps around; ``"clip"`` clamps (negative -> 0). With
-    *traced* indices ``"raise"`` cannot raise: negative indices wrap once and the rest
-    clamp into range, like ``x[i]`` (JAX does the same).
+    ``mode`` is JAX's: ``"fill"`` (the default) returns ``fill_value`` for out-of-range
+    indices (default NaN for floats, the most negative value for signed ints, True for
+    bool), ``"clip"`` clamps into range (a negative index clips to 0, as NumPy's), and
+    ``"wrap"`` wraps around. In ``"fill"`` mode a negative index in ``[-n, 0)`` counts
+    from the end first. ``"raise"`` (NumPy's default) checks concrete indices and raises
+    ``IndexError``; traced indices cannot be checked (JAX does not support it at all).
+    Derivatives follow the mode: a filled position gets no gradient.
 
-    >>> take(np.array([4., 5., 6.]), [2, 0])
-    array([6., 4.])
+    >>> take(np.array([4., 5., 6.]), [2, 0, 7])
+    array([ 6.,  4., nan])
     """
     _util.check_arraylike("take", a, indices)
+    if out is not None:
+        raise NotImplementedError("take: the 'out' argument is not supported (results are new arrays)")
     a = _util.asarray(a, fname="take")
-    if mode is None:
-        mode = "raise"
     if mode not in _TAKE_MODES:
-        raise ValueError(f"take: mode must be one of {_TAKE_MODES}, got {mode!r}")
+        raise ValueError(f"take: mode must be one of 'fill', 'clip', 'wrap', 'raise', got {mode!r}")
     if axis is None:
         a, axis = lax.reshape(a, (_util.aval_of(a).size,)), 0
     shape = _util.shape_of(a)
     axis = _util.canonicalize_axis(axis, len(shape), "take")
     i = _index_array(indices, "take")
-    if _util.aval_of(i).dtype.kind != "i":
-        raise TypeError(f"take: indices must be integers, got {_util.aval_of(i).dtype.name}")
+    iaval = _util.aval_of(i)
+    if iaval.dtype.kind not in "iu":
+        raise TypeError(f"take: indices must be integers, got {iaval.dtype.name}")
     n = shape[axis]
-    if isinstance(i, Tracer):  # "raise": getitem wraps negatives once, then clamps
-        if mode == "wrap":
-            i = _mod(i, n)
-        elif mode == "clip":
-            i = lax.convert_element_type(i, _i64)
-            i = lax.max(i, _util.full(i.shape, 0, _i64))
-    elif mode == "wrap":
-        if n == 0 and i.size:
-            raise IndexError("cannot do a non-empty take from an empty axes.")
-        i = np.mod(i, max(n, 1))
+    if n == 0 and iaval.size:
+        raise IndexError(
+            f"take: cannot take a non-empty selection (indices of shape {iaval.shape}) from axis {axis} "
+            f"of size 0 (array of shape {shape})"
+        )
+    traced = isinstance(i, Tracer)
+    gmode = "clip"
+    if mode == "wrap":
+        i = _mod(i, n) if traced else np.mod(i, max(n, 1))
     elif mode == "clip":
-        i = np.clip(i, 0, max(n - 1, 0))
+        i = _clamp(i, n) if traced else np.clip(i, 0, max(n - 1, 0))
+    elif mode == "raise":
+        if traced:
+            raise ConcretizationError(
+                f"take: mode='raise' needs concrete indices to check them, got a traced {iaval.str_short()}; "
+                "use mode='fill' (the default, as in JAX), 'clip' or 'wrap'"
+            )
+        i, gmode = check_array(np.asarray(i, np.int64), axis, n), None
     else:
-        i = check_array(np.asarray(i, np.int64), axis, n)
-    out = getitem(a, (slice(None),) * axis + (i,)) if i.ndim else getitem(a, (slice(None),) * axis + (_as_dyn(i),))
-    if _util.shape_of(out) == () and isinstance(out, np.ndarray):
-        return out[()]
-    return out
+        gmode = "fill"
+    idx = (slice(None),) * axis + ((i,) if iaval.ndim else (_as_dyn(i),))
+    res = _getitem(a, idx, gmode, fill_value, fname="take")
+    if _util.shape_of(res) == () and isinstance(res, np.ndarray):
+        return res[()]
+    return res
 
 
 def _index_array(indices, fname):
@@ -404,40 +474,60 @@ def _as_dyn(i):
     return i if isinstance(i, Tracer) else int(i)
 
 
+def _clamp(i, n):
+    i = lax.convert_element_type(i, _i64)
+    lo, hi = _util.full(i.shape, 0, _i64), _util.full(i.shape, max(n - 1, 0), _i64)
+    return lax.min(lax.max(i, lo), hi)
+
+
 def _mod(i, n):
     i = lax.convert_element_type(i, _i64)
     nn = _util.full(i.shape, max(n, 1), _i64)
     return lax.rem(lax.add(lax.rem(i, nn), nn), nn)
 
 
-def take_along_axis(arr, indices, axis=-1):
-    """``numpy.take_along_axis``: ``arr`` picked along ``axis`` by ``indices`` of the
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
+    """``jax.numpy.take_along_axis``: ``arr`` picked along ``axis`` by ``indices`` of the
     same rank (other dims broadcast). ``axis=None`` works on the flattened ``arr``.
-    Traced indices wrap once if negative, then clamp (see ``take``).
 
-    >>> take_along_axis(np.array([[10., 30., 20.]]), np.array([[0, 2, 1]]), axis=1)
-    array([[10., 20., 30.]])
+    Out-of-range indices follow ``mode`` as in JAX: ``"fill"`` (the default) returns
+    ``fill_value`` (NaN for floats, the most negative value for signed ints, True for
+    bool), ``"clip"`` / ``"promise_in_bounds"`` clamp. Negative indices count from the
+    end first (NumPy's meaning). A zero-size ``axis`` gives zeros of the result shape.
+
+    >>> take_along_axis(np.array([[10., 30., 20.]]), np.array([[0, 2, 1, 3]]), axis=1)
+    array([[10., 20., 30., nan]])
     """
     _util.check_arraylike("take_along_axis", arr, indices)
     arr = _util.asarray(arr, fname="take_along_axis")
+    gmode = gather_mode(mode, "take_along_axis")
     i = _index_array(indices, "take_along_axis")
     if axis is None:
         if _util.aval_of(i).ndim != 1:
             raise ValueError("take_along_axis: when axis=None, `indices` must have a single dimension.")
         arr, axis = lax.reshape(arr, (_util.aval_of(arr).size,)), 0
     shape = _util.shape_of(arr)
-    if _util.aval_of(i).dtype.kind != "i":
+    if _util.aval_of(i).dtype.kind not in "iu":
         raise IndexError("take_along_axis: `indices` must be an integer array")
     if _util.aval_of(i).ndim != len(shape):
         raise ValueError("take_along_axis: `indices` and `arr` must have the same number of dimensions")
     axis = _util.canonicalize_axis(axis, len(shape), "take_along_axis")
+    if shape[axis] == 0:  # as JAX: nothing to read, zeros of the broadcast result shape
+        rest = tuple(1 if d == axis else n for d, n in enumerate(shape))
+        try:
+            out_shape = np.broadcast_shapes(_util.shape_of(i), rest)
+        except ValueError:
+            raise ValueError(
+                f"take_along_axis: indices of shape {_util.shape_of(i)} do not broadcast with arr of shape {shape}"
+            ) from None
+        return _util.full(out_shape, 0, arr.dtype)
     full_index = []
     for d, n in enumerate(shape):
         if d == axis:
             full_index.append(i)
         else:
             full_index.append(np.arange(n, dtype=np.int64).reshape([n if e == d else 1 for e in range(len(shape))]))
-    return getitem(arr, tuple(full_index))
+    return _getitem(arr, tuple(full_index), gmode, fill_value, fname="take_along_axis")
 
 
 # --- nonzero family (concrete only) -----------------------------------------------------------

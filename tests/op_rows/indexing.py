@@ -3,12 +3,15 @@ take, take_along_axis and the nonzero family.
 
 Static indices are closed over; an index passed as a row argument is traced by the
 jaxpr column (so it exercises dynamic_slice / gather / scatter). References are plain
-NumPy: ``x[idx]``, ``r[idx] = v`` and ``numpy.<ufunc>.at`` on a copy. All indices are
-in range here (out-of-range behaviour is tested in test_numpy_indexing_edge_cases.py).
+NumPy: ``x[idx]``, ``r[idx] = v`` and ``numpy.<ufunc>.at`` on a copy. The rows up to
+"out-of-range modes" use in-range indices; the mode rows after them check JAX's
+out-of-range modes (fill / clip / wrap / drop / promise_in_bounds) against NumPy
+references written below (more in test_indexing_modes.py).
 """
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import lax
 
 from harness import rand, randpos, row
 
@@ -103,6 +106,120 @@ def take_along(name, a, indices, axis, traced=True):
     return row(f"take_along_axis/{name}", lambda a: fnp.take_along_axis(a, indices, axis),
                lambda a: np.take_along_axis(a, indices, axis), a)
 
+
+# --- references for JAX's out-of-range modes ---------------------------------------------
+
+def _default_fill(dtype):
+    dtype = np.dtype(dtype)
+    return np.nan if dtype.kind == "f" else True if dtype.kind == "b" else np.iinfo(dtype).min
+
+
+def _scalar_if_0d(out):
+    return out[()] if np.ndim(out) == 0 else out
+
+
+def _jnp_take_ref(a, i, axis, mode, fill_value):
+    """``jnp.take`` in NumPy: fill (default) normalises negatives once and fills the rest."""
+    a, i = np.asarray(a), np.asarray(i)
+    if axis is None:
+        a, axis = a.ravel(), 0
+    if mode in ("clip", "wrap"):
+        return np.take(a, i, axis=axis, mode=mode)
+    n = a.shape[axis]
+    ok = (i >= -n) & (i < n)
+    out = np.take(a, np.where(ok, i, 0), axis=axis)
+    mask = ok.reshape((1,) * axis + i.shape + (1,) * (a.ndim - axis - 1))
+    fill = _default_fill(a.dtype) if fill_value is None else fill_value
+    return _scalar_if_0d(np.where(mask, out, np.asarray(fill, a.dtype)))
+
+
+def take_mode(name, a, indices, axis=None, mode=None, fill_value=None, **kw):
+    """``fnp.take`` with an out-of-range mode; the indices are traced (an argument)."""
+    return row(
+        f"take_mode/{name}",
+        lambda a, i: fnp.take(a, i, axis=axis, mode=mode, fill_value=fill_value),
+        lambda a, i: _jnp_take_ref(a, i, axis, mode, fill_value),
+        a, indices, **kw,
+    )
+
+
+def _take_along_ref(a, i, axis, mode, fill_value):
+    n = a.shape[axis]
+    i = np.where(i < 0, i + n, i)
+    if mode in ("clip", "promise_in_bounds"):
+        return np.take_along_axis(a, np.clip(i, 0, n - 1), axis)
+    ok = (i >= 0) & (i < n)
+    out = np.take_along_axis(a, np.where(ok, i, 0), axis)
+    fill = _default_fill(a.dtype) if fill_value is None else fill_value
+    return np.where(ok, out, np.asarray(fill, a.dtype))
+
+
+def take_along_mode(name, a, indices, axis, mode=None, fill_value=None, **kw):
+    return row(
+        f"take_along_axis_mode/{name}",
+        lambda a, i: fnp.take_along_axis(a, i, axis, mode=mode, fill_value=fill_value),
+        lambda a, i: _take_along_ref(a, i, axis, mode, fill_value),
+        a, indices, **kw,
+    )
+
+
+def at_get_mode(name, x, i, mode, fill_value=None, **kw):
+    """``fnp.at(x)[i].get(mode=...)`` along axis 0 with a traced index ``i``."""
+    def ref(x, i):
+        if mode in ("clip", "promise_in_bounds"):  # a negative index wraps once, then clips
+            return _jnp_take_ref(x, np.where(np.asarray(i) < 0, np.asarray(i) + len(x), i), 0, "clip", None)
+        return _jnp_take_ref(x, i, 0, None, fill_value)
+
+    return row(f"at_get_mode/{name}", lambda x, i: fnp.at(x)[i].get(mode=mode, fill_value=fill_value), ref, x, i, **kw)
+
+
+def _update_ref(kind, x, i, v, mode):
+    """``x.at[i].<kind>(v, mode=mode)`` along axis 0 in NumPy (clip or drop)."""
+    n, i = len(x), np.asarray(i)
+    i = np.where(i < 0, i + n, i)
+    if mode == "clip":
+        i = np.clip(i, 0, n - 1)
+    else:
+        keep = (i >= 0) & (i < n)
+        i, v = i[keep], np.broadcast_to(v, i.shape + x.shape[1:])[keep]
+    return _at_ref(kind, x, i, v)
+
+
+def at_mode(kind, name, x, v, i, mode, **kw):
+    """``fnp.at(x)[i].<kind>(v, mode=mode)`` with a traced index ``i`` along axis 0."""
+    return row(
+        f"at_{kind}_mode/{name}",
+        lambda x, v, i: getattr(fnp.at(x)[i], kind)(v, mode=mode),
+        lambda x, v, i: _update_ref(kind, x, i, v, mode),
+        x, v, i, **kw,
+    )
+
+
+def _ds_ref(x, starts, sizes):
+    """``jax.lax.dynamic_slice``: a negative start wraps once, then clamps."""
+    st = [min(max(int(s) + n if s < 0 else int(s), 0), n - m) for s, n, m in zip(starts, x.shape, sizes)]
+    return x[tuple(slice(s, s + m) for s, m in zip(st, sizes))]
+
+
+def _dus_ref(x, u, starts):
+    out = np.array(x, copy=True)
+    st = [min(max(int(s) + n if s < 0 else int(s), 0), n - m) for s, n, m in zip(starts, x.shape, u.shape)]
+    out[tuple(slice(s, s + m) for s, m in zip(st, u.shape))] = u
+    return out
+
+
+def dyn_slice(name, x, sizes, *starts, **kw):
+    return row(f"dynamic_slice/{name}", lambda x, *s: lax.dynamic_slice(x, s, sizes),
+               lambda x, *s: _ds_ref(x, s, sizes), x, *starts, **kw)
+
+
+def dyn_update(name, x, u, *starts, **kw):
+    return row(f"dynamic_update_slice/{name}", lambda x, u, *s: lax.dynamic_update_slice(x, u, s),
+               lambda x, u, *s: _dus_ref(x, u, s), x, u, *starts, **kw)
+
+
+NAN_FILL = {"no_grad": "NaN fill values: finite differences are undefined there (fill_value rows check derivatives)"}
+I32 = rand(3, 4, dtype=i32, low=-50, high=50)
 
 ROWS = [
     # --- basic indexing: ints, slices, None, Ellipsis ------------------------------------
@@ -270,6 +387,67 @@ ROWS = [
     take_along("none", X3, np.array([23, 0, -1]), None),
     take_along("static", X2, np.array([[2, 1], [0, 0], [1, 1], [2, 2]]), 1, traced=False),
     take_along("int_dtype", I2, np.array([[1], [0], [2], [2]]), 1),
+    # --- out-of-range modes (JAX's): take ----------------------------------------------------
+    take_mode("fill_default", X1, np.array([0, 7, -2, -9, 5]), tags=NAN_FILL),
+    take_mode("fill_value", X2, np.array([[7, -1], [2, -8]]), axis=0, fill_value=-7.0),
+    take_mode("fill_value_axis1", X3, np.array([4, -5, 1, -4]), axis=1, fill_value=0.25),
+    take_mode("fill_scalar_index", X2, np.int64(-6), axis=0, fill_value=1.5),
+    take_mode("fill_float32", F32, np.array([3, -4, 0]), axis=0, tags=NAN_FILL),
+    take_mode("fill_float32_value", F32, np.array([[9], [-1]]), axis=1, fill_value=2.0),
+    take_mode("fill_int64", I2, np.array([3, 4, -5]), axis=0),
+    take_mode("fill_int32", I32, np.array([1, 9, -4]), axis=1),
+    take_mode("fill_int32_value", I32, np.array([5, -1]), axis=0, fill_value=-3),
+    take_mode("fill_bool", B2, np.array([0, 4, -9]), axis=1),
+    take_mode("clip", X2, np.array([-5, 10, 1]), axis=1, mode="clip"),
+    take_mode("clip_flat", X2, np.array([[-1, 100], [3, 11]]), mode="clip"),
+    take_mode("clip_float32", F32, np.array([7, -2]), axis=0, mode="clip"),
+    take_mode("wrap", X3, np.array([5, -7, 3]), axis=2, mode="wrap"),
+    take_mode("wrap_int32", I32, np.array([[-1, 4]]), axis=0, mode="wrap"),
+    take_mode("fill_explicit", X1, np.array([-6, 6, 2]), mode="fill", fill_value=3.0),
+    # --- out-of-range modes: take_along_axis -------------------------------------------------
+    take_along_mode("fill_default", X2, np.array([[0, 3, -1], [-4, 1, 2], [2, 2, 2], [5, 0, -3]]), 1, tags=NAN_FILL),
+    take_along_mode("fill_value", X2, np.array([[4, 0, -5]]), 0, fill_value=0.5),
+    take_along_mode("fill_float32", F32, np.array([[0, 9], [-1, -6], [4, 2]]), 1, fill_value=-1.0),
+    take_along_mode("fill_int32", I32, np.array([[3], [4], [-5]]), 1),
+    take_along_mode("clip", X3, np.array([[[7, -1, -9]]]), 2, mode="clip"),
+    take_along_mode("promise_in_bounds", X2, np.array([[-1, 5, 0]]), 0, mode="promise_in_bounds"),
+    # --- out-of-range modes: at[].get / x[i] -----------------------------------------------
+    at_get_mode("fill", X2, np.array([1, 4, -1, -5]), "fill", fill_value=-2.0),
+    at_get_mode("fill_default", X1, np.array([6, -7, 0]), "fill", tags=NAN_FILL),
+    at_get_mode("drop_alias", F32, np.array([[2], [3]]), "drop", fill_value=4.0),
+    at_get_mode("fill_scalar", X2, np.int64(9), "fill", fill_value=0.5),
+    at_get_mode("fill_int32", I32, np.array([2, 3]), "fill"),
+    at_get_mode("clip", X2, np.array([-9, 7, 2]), "clip"),
+    at_get_mode("promise_in_bounds", X1, np.array([8, -1, -8]), "promise_in_bounds"),
+    at_get_mode("promise_scalar", X2, np.int64(-7), "promise_in_bounds"),
+    # --- out-of-range modes: at[].set / add / ... ----------------------------------------------
+    at_mode("set", "drop", X1, rand(4), np.array([1, 7, -9, -2]), "drop"),
+    at_mode("set", "fill_alias", X2, rand(3, 3), np.array([5, 0, -1]), "fill"),
+    at_mode("set", "clip", X1, rand(3), np.array([9, -1, -10]), "clip", tags=DUP_SET),
+    at_mode("set", "clip_unique", X1, rand(2), np.array([9, 1]), "clip"),
+    at_mode("set", "promise_in_bounds", X2, rand(3), np.array([2, 4, -5]), "promise_in_bounds"),
+    at_mode("add", "drop", X1, rand(5), np.array([0, 0, 6, -7, -1]), "drop"),
+    at_mode("add", "clip", X2, rand(3, 3), np.array([-8, 8, 3]), "clip"),
+    at_mode("add", "clip_float32", F32, rand(2, 5, dtype=f32), np.array([3, -4]), "clip"),
+    at_mode("multiply", "drop", X1, rand(3), np.array([2, 6, 2]), "drop"),
+    at_mode("max", "clip", X1, rand(3), np.array([10, 5, -1]), "clip"),
+    at_mode("min", "drop_int32", I32, np.int32(-60), np.array([1, 3, -4]), "drop"),
+    at_mode("add", "clip_int32", I32, np.int32(5), np.array([-4, 2]), "clip"),
+    row("at_add_mode/concrete_out_of_range", lambda x, v: fnp.at(x)[np.array([1, 8])].add(v, mode="drop"),
+        lambda x, v: _update_ref("add", x, np.array([1, 8]), v, "drop"), X1, rand(2)),
+    row("at_set_mode/concrete_int_clip", lambda x, v: fnp.at(x)[9].set(v, mode="clip"),
+        lambda x, v: _update_ref("set", x, np.array(9), v, "clip"), X2, rand(3)),
+    # --- dynamic_slice / dynamic_update_slice: negative starts wrap, then clamp -------------------
+    dyn_slice("neg_start_wraps", X1, (2,), np.int64(-3)),
+    dyn_slice("neg_start_clamps", X1, (3,), np.int64(-1)),
+    dyn_slice("far_negative", X1, (2,), np.int64(-40)),
+    dyn_slice("past_end", X2, (2, 2), np.int64(9), np.int64(-2)),
+    dyn_slice("int32_starts", F32, (2, 3), np.int32(-2), np.int32(-7)),
+    dyn_slice("int_dtype", I2, (3, 1), np.int64(-4), np.int64(-1)),
+    dyn_update("neg_start_wraps", X1, rand(2), np.int64(-2)),
+    dyn_update("neg_start_clamps", X2, rand(2, 2), np.int64(-1), np.int64(-9)),
+    dyn_update("past_end_float32", F32, rand(1, 4, dtype=f32), np.int32(7), np.int32(-3)),
+    dyn_update("int_dtype", I2, rand(2, 3, dtype=i64), np.int64(-3), np.int64(0)),
     # --- nonzero family (concrete input only: no traced arguments) ---------------------------
     row("nonzero/2d", lambda: fnp.nonzero(X2 > 0), lambda: np.nonzero(X2 > 0)),
     row("nonzero/1d_float", lambda: fnp.nonzero(np.array([0.0, 1.5, 0.0, -2.0])),

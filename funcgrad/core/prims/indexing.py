@@ -3,11 +3,21 @@ gather and scatter.
 
 Index semantics are memory-safe by construction (the same in eager, traced and
 compiled code), following JAX's documented behaviour:
-- dynamic_slice / dynamic_update_slice clamp the start so the window fits;
+- dynamic_slice / dynamic_update_slice (``jax.lax.dynamic_slice``): a negative start
+  index is wrapped once (``s + n`` for ``s < 0``), then clamped so the window fits;
 - gather ``mode="clip"`` clamps each index into range, ``mode="fill"`` returns
-  ``fill_value`` for out-of-range rows;
+  ``fill_value`` for out-of-range rows (default: NaN for floats, the most negative
+  value for signed ints, the largest for unsigned ints, True for bool -- the defaults
+  of ``jax.lax.gather``);
 - scatter ``mode="drop"`` ignores out-of-range updates, ``mode="clip"`` clamps.
-Negative indices are *not* wrapped here; ``funcgrad.numpy`` normalises them first.
+The primitives carry only these canonical modes; ``gather_mode`` / ``scatter_mode``
+map JAX's names onto them (``jax.lax.GatherScatterMode``): ``"drop"`` is ``"fill"``
+for a gather and ``"fill"`` is ``"drop"`` for a scatter, and ``"promise_in_bounds"``
+is what XLA does in practice, reads clamp and writes drop. (JAX documents its
+gradients as wrong for out-of-range indices in that mode; here they are the
+derivatives of what is computed, since the mode *is* clip / drop.)
+Gather and scatter indices are *not* wrapped here; ``funcgrad.numpy`` normalises
+negative array indices first (NumPy's meaning).
 
 gather(operand, indices): ``indices`` has shape ``batch + (k,)``; row ``r`` selects
 ``operand[r[0], ..., r[k-1], ...]``, so the result has shape
@@ -26,6 +36,34 @@ from funcgrad.core.prims._checks import check_kind
 from funcgrad.core.trace import get_aval_any
 
 SCATTER_KINDS = ("set", "add", "mul", "min", "max")
+_GATHER_MODES = {None: "fill", "fill": "fill", "drop": "fill", "clip": "clip", "promise_in_bounds": "clip"}
+_SCATTER_MODES = {None: "drop", "fill": "drop", "drop": "drop", "clip": "clip", "promise_in_bounds": "drop"}
+
+
+def _mode_name(mode):
+    return getattr(mode, "name", mode).lower() if mode is not None and not isinstance(mode, str) else mode
+
+
+def gather_mode(mode, fname="gather"):
+    """JAX's gather mode names (``jax.lax.GatherScatterMode``; None -> ``"fill"``, as in
+    ``jax.lax.gather``) -> the canonical ``"clip"`` / ``"fill"`` of ``gather_p``."""
+    try:
+        return _GATHER_MODES[_mode_name(mode)]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"{fname}: mode must be one of 'fill', 'drop', 'clip', 'promise_in_bounds', got {mode!r}"
+        ) from None
+
+
+def scatter_mode(mode, fname="scatter"):
+    """JAX's scatter mode names (None -> ``"drop"``) -> the canonical ``"clip"`` /
+    ``"drop"`` of ``scatter_p``."""
+    try:
+        return _SCATTER_MODES[_mode_name(mode)]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"{fname}: mode must be one of 'drop', 'fill', 'clip', 'promise_in_bounds', got {mode!r}"
+        ) from None
 
 
 def _check_starts(op, x, starts):
@@ -37,7 +75,9 @@ def _check_starts(op, x, starts):
 
 
 def _clamped_starts(starts, shape, sizes):
-    return tuple(int(min(max(int(s), 0), n - m)) for s, n, m in zip(starts, shape, sizes))
+    """JAX's start positions: a negative start wraps once (``s + n``), then the start is
+    clamped into ``[0, n - m]`` so the window fits."""
+    return tuple(int(min(max(int(s) + n if int(s) < 0 else int(s), 0), n - m)) for s, n, m in zip(starts, shape, sizes))
 
 
 def _zeros(x_or_aval):
@@ -83,13 +123,17 @@ ad.defvjp_eager_from_transpose(dynamic_slice_p)
 
 def _window_indices(starts, bdims, size, x_shape, window):
     """Index rows ``(b, s_0[b] + i_0, ...)`` for every position of a per-example window
-    (starts clamped as dynamic_slice does): shape ``(size, *window, 1 + ndim)``."""
+    (starts wrapped and clamped as dynamic_slice does): shape ``(size, *window, 1 + ndim)``."""
     cols = [iota_column(size, window, np.int64)]
     out_shape = (size,) + tuple(window)
+
+    def full(v):
+        return lax.broadcast_in_dim(np.asarray(v, np.int64), (size,), ())
+
     for j, (s, d) in enumerate(zip(starts, bdims)):
         s = lax.convert_element_type(bdim_at(s, d, size, 0), np.int64)
-        hi = np.asarray(x_shape[j] - window[j], np.int64)
-        s = lax.max(lax.min(s, lax.broadcast_in_dim(hi, (size,), ())), lax.broadcast_in_dim(np.zeros((), np.int64), (size,), ()))
+        s = lax.select(lax.lt(s, full(0)), lax.add(s, full(x_shape[j])), s)
+        s = lax.max(lax.min(s, full(x_shape[j] - window[j])), full(0))
         pos = lax.add(lax.broadcast_in_dim(s, out_shape, (0,)), lax.iota(np.int64, out_shape, j + 1))
         cols.append(lax.reshape(pos, out_shape + (1,)))
     return lax.concatenate(cols, len(out_shape))
@@ -185,7 +229,7 @@ def default_fill_value(dtype):
         return np.nan
     if dtype.kind == "b":
         return True
-    return np.iinfo(dtype).min
+    return np.iinfo(dtype).max if dtype.kind == "u" else np.iinfo(dtype).min
 
 
 def _index_rows(indices, k):
@@ -223,14 +267,18 @@ def _gather_impl(operand, indices, *, mode, fill_value=None):
 @gather_p.def_abstract_eval
 def _gather_abstract_eval(operand, indices, *, mode, fill_value=None):
     if mode not in ("clip", "fill"):
-        raise ValueError(f"gather: mode must be 'clip' or 'fill', got {mode!r}")
+        raise ValueError(f"gather: mode must be 'clip' or 'fill' (see gather_mode for JAX's names), got {mode!r}")
     check_kind("gather", indices, "i", "indices")
     if indices.ndim < 1 or indices.shape[-1] > operand.ndim:
         raise ValueError(
-            f"gather: indices {indices.str_short()} must end in a dimension of size <= rank of operand {operand.str_short()}"
+            f"gather: indices {indices.str_short()} must end in a dimension of size <= rank of "
+            f"operand {operand.str_short()}"
         )
     if mode == "clip" and any(operand.shape[d] == 0 for d in range(indices.shape[-1])) and indices.size:
-        raise IndexError(f"gather: cannot index into a zero-size dimension of {operand.str_short()}")
+        raise IndexError(
+            f"gather: mode 'clip' has no element to clamp to in a zero-size dimension of operand "
+            f"{operand.str_short()} (indices {indices.str_short()}); use mode 'fill'"
+        )
     k = indices.shape[-1]
     return ShapedArray(indices.shape[:-1] + operand.shape[k:], operand.dtype, operand.weak_type)
 
@@ -272,7 +320,8 @@ def _with_batch_column(indices, d, size):
 def _gather_batch(args, bdims, *, mode, fill_value=None):
     (operand, indices), (do, di) = args, bdims
     size = batch_size(args, bdims)
-    k = get_aval_any(indices).shape[-1] if di is None else get_aval_any(indices).shape[-1 if di != len(get_aval_any(indices).shape) - 1 else -2]
+    ishape = get_aval_any(indices).shape
+    k = ishape[-1] if di is None else ishape[-1 if di != len(ishape) - 1 else -2]
     if di is None:
         # Only the operand is mapped: put its batch axis among the un-indexed trailing
         # dims, where gather carries it through untouched.
@@ -303,6 +352,8 @@ def _scatter_impl(operand, indices, updates, *, kind, mode):
     rows = _index_rows(indices, k).astype(np.int64)
     upd = np.asarray(updates).reshape((rows.shape[0],) + out.shape[k:])
     dims = np.array(out.shape[:k], dtype=np.int64)
+    if out.size == 0:  # nowhere to write (clip has nothing to clamp to)
+        return out
     if mode == "clip":
         rows = np.clip(rows, 0, np.maximum(dims - 1, 0))
     else:
@@ -325,11 +376,12 @@ def _scatter_abstract_eval(operand, indices, updates, *, kind, mode):
     if kind not in SCATTER_KINDS:
         raise ValueError(f"scatter: kind must be one of {SCATTER_KINDS}, got {kind!r}")
     if mode not in ("clip", "drop"):
-        raise ValueError(f"scatter: mode must be 'clip' or 'drop', got {mode!r}")
+        raise ValueError(f"scatter: mode must be 'clip' or 'drop' (see scatter_mode for JAX's names), got {mode!r}")
     check_kind("scatter", indices, "i", "indices")
     if indices.ndim < 1 or indices.shape[-1] > operand.ndim:
         raise ValueError(
-            f"scatter: indices {indices.str_short()} must end in a dimension of size <= rank of operand {operand.str_short()}"
+            f"scatter: indices {indices.str_short()} must end in a dimension of size <= rank of "
+            f"operand {operand.str_short()}"
         )
     k = indices.shape[-1]
     expected = indices.shape[:-1] + operand.shape[k:]
@@ -363,7 +415,8 @@ def _scatter_jvp(primals, tangents, *, kind, mode):
     dtype = get_aval_any(operand).dtype
     from_x = lax.convert_element_type(lax.eq(ans, operand), dtype)
     won = lax.convert_element_type(lax.eq(_gather_back(ans, indices, mode), updates), dtype)
-    num = lax.add(lax.mul(g_op, from_x), scatter_p.bind(_zeros(operand), indices, lax.mul(g_up, won), kind="add", mode=mode))
+    num = scatter_p.bind(_zeros(operand), indices, lax.mul(g_up, won), kind="add", mode=mode)
+    num = lax.add(lax.mul(g_op, from_x), num)
     count = lax.add(from_x, scatter_p.bind(_zeros(operand), indices, won, kind="add", mode=mode))
     return ans, lax.div(num, count)
 
@@ -392,7 +445,8 @@ def _set_winners(indices, u_aval, ct, mode):
     row_ids = lax.iota(np.int64, batch, 0) if batch else np.zeros((), np.int64)
     if len(batch) > 1:  # number the rows in row-major order
         row_ids = lax.reshape(lax.iota(np.int64, (int(np.prod(batch)),), 0), batch)
-    marker = scatter_p.bind(lax.broadcast_in_dim(np.asarray(-1, np.int64), space, ()), indices, row_ids, kind="set", mode=mode)
+    blank = lax.broadcast_in_dim(np.asarray(-1, np.int64), space, ())
+    marker = scatter_p.bind(blank, indices, row_ids, kind="set", mode=mode)
     won = lax.eq(gather_p.bind(marker, indices, mode="clip" if mode == "clip" else "fill", fill_value=-2), row_ids)
     return lax.broadcast_in_dim(won, u_aval.shape, tuple(range(len(batch))))
 
