@@ -20,7 +20,7 @@ from funcgrad.core.trace import get_aval_any
 from funcgrad.tapes import TapeAval, is_tape, tape_empty_p, tape_zeros_p
 from funcgrad.transforms.ad import jvp_flat
 from funcgrad.transforms.control_flow.common import avals, concrete, trace_pytree_fun
-from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr, transpose_jaxpr
+from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz, select_invars, transpose_jaxpr
 
 
 def switch(index, branches, *operands):
@@ -112,20 +112,31 @@ def _join_residuals(fwds, lins, res_avals_list, n_out):
 
 def _cond_jvp(primals, tangents, *, branches):
     index, *ops = primals
-    op_tangents = [instantiate(t) if is_differentiable(get_aval_any(p)) else Zero(tangent_aval(get_aval_any(p)))
-                   for p, t in zip(ops, tangents[1:])]
     known = concrete(index)
     if known is not None:  # the branch is known: differentiate it directly
         i = int(np.clip(int(np.asarray(known)), 0, len(branches) - 1))
-        return jvp_flat(jaxpr_as_fun(branches[i]), list(ops), op_tangents)
+        outs, t_outs = jvp_flat(jaxpr_as_fun(branches[i]), list(ops), list(tangents[1:]))
+        return outs, [t if is_differentiable(get_aval_any(o)) else Zero(tangent_aval(get_aval_any(o)))
+                      for o, t in zip(outs, t_outs)]
     n_out = len(branches[0].out_avals)
-    parts = [linearize_jaxpr(b) for b in branches]
-    fwds, lins, res_all = _join_residuals([p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts], n_out)
+    # An output has a tangent if some branch makes it depend on a non-zero input tangent;
+    # inputs that no branch's tangent reads get none (so no cotangent is built for them).
+    nz = [type(t) is not Zero and is_differentiable(get_aval_any(p)) for p, t in zip(ops, tangents[1:])]
+    out_nz = [False] * n_out
+    for b in branches:
+        out_nz = [a or b for a, b in zip(out_nz, linearize_jaxpr_nz(b, nz, [False] * n_out)[3])]
+    if not any(out_nz):
+        outs = cond_p.bind(index, *ops, branches=branches)
+        return outs, [Zero(tangent_aval(get_aval_any(o))) for o in outs]
+    parts = [linearize_jaxpr_nz(b, nz, out_nz) for b in branches]
+    used = [any(p[4][k] for p in parts) for k in range(sum(nz))]
+    lins = [select_invars(p[1], [True] * len(p[2]) + used) for p in parts]
+    fwds, lins, res_all = _join_residuals([p[0] for p in parts], lins, [p[2] for p in parts], n_out)
     outs = cond_p.bind(index, *ops, branches=tuple(fwds))
     primal_out, res = outs[:n_out], outs[n_out:]
-    tans = [instantiate(t) for t in op_tangents]
-    t_out = cond_p.bind(index, *res, *tans, branches=tuple(lins))
-    return primal_out, t_out
+    tans = [instantiate(t) for t, z in zip(tangents[1:], nz) if z]
+    t_out = iter(cond_p.bind(index, *res, *[t for t, u in zip(tans, used) if u], branches=tuple(lins)))
+    return primal_out, [next(t_out) if z else Zero(tangent_aval(get_aval_any(o))) for o, z in zip(primal_out, out_nz)]
 
 
 def _cond_transpose(cts, index, *args, branches):

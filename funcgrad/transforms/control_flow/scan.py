@@ -22,7 +22,7 @@ from funcgrad.core.trace import get_aval_any
 from funcgrad.tapes import is_tape
 from funcgrad.transforms.ad import backward_pass, jvp_flat
 from funcgrad.transforms.control_flow.common import all_concrete, avals, check_carry
-from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr
+from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz
 
 
 def scan(f, init, xs=None, length=None, reverse=False):
@@ -111,20 +111,45 @@ def _scan_jvp_eager(primals, tangents, jaxpr, nc, nk, length, reverse):
             t_stacked.append(Zero(tangent_aval(ShapedArray((0,) + a.shape, a.dtype))))
             continue
         stacked.append(lax.concatenate([lax.reshape(y[k], (1,) + a.shape) for y in ys], 0))
+        if not is_differentiable(a) or all(type(t[k]) is Zero for t in t_ys):
+            t_stacked.append(Zero(tangent_aval(ShapedArray((length,) + a.shape, a.dtype))))
+            continue
         ts = [instantiate(t[k]) for t in t_ys]
         t_stacked.append(lax.concatenate([lax.reshape(t, (1,) + a.shape) for t in ts], 0))
+    t_carry = [t if is_differentiable(get_aval_any(c)) else Zero(tangent_aval(get_aval_any(c))) for c, t in zip(carry, t_carry)]
     return carry + stacked, t_carry + t_stacked
+
+
+def _nonzero(primals, tangents):
+    """Which operands have a tangent that is not symbolically zero (floats only)."""
+    return [type(t) is not Zero and is_differentiable(get_aval_any(p)) for p, t in zip(primals, tangents)]
 
 
 def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, reverse, linear=None):
     nc, nk = num_consts, num_carry
     if all_concrete(primals):
         return _scan_jvp_eager(primals, tangents, jaxpr, nc, nk, length, reverse)
-    tangents = [instantiate(t) if is_differentiable(get_aval_any(p)) else instantiate(Zero(tangent_aval(get_aval_any(p))))
-                for p, t in zip(primals, tangents)]
-    fwd_closed, lin, res_avals = linearize_jaxpr(jaxpr)
-    n_res = len(res_avals)
     n_out = len(jaxpr.out_avals)
+    n_y = n_out - nk
+    # Which carry tangents are non-zero: a fixpoint (a carry becomes non-zero when the
+    # body makes it depend on a non-zero tangent), as JAX's ``_scan_jvp`` does. Inputs
+    # that cannot reach the outputs get no tangent at all (and so no cotangent).
+    nz = _nonzero(primals, tangents)
+    carry_nz = nz[nc:nc + nk]
+    for _ in range(nk + 1):
+        parts = linearize_jaxpr_nz(jaxpr, nz[:nc] + carry_nz + nz[nc + nk:], carry_nz + [False] * n_y)
+        new = [a or b for a, b in zip(carry_nz, parts[3][:nk])]
+        if new == carry_nz:
+            break
+        carry_nz = new
+    fwd_closed, lin, res_avals, out_nz, used = parts
+    if not any(out_nz):
+        outs = scan_p.bind(*primals, jaxpr=jaxpr, num_consts=nc, num_carry=nk, length=length, reverse=reverse)
+        return outs, [Zero(tangent_aval(get_aval_any(o))) for o in outs]
+    nz_in = nz[:nc] + carry_nz + nz[nc + nk:]
+    # The carry keeps its tangents whether the body reads them or not.
+    keep = [u or nc <= i < nc + nk for i, u in zip([i for i, z in enumerate(nz_in) if z], used)]
+    n_res = len(res_avals)
     res_vars = fwd_closed.jaxpr.outvars[n_out:]
     # Residuals that depend only on the loop constants are the same every iteration:
     # compute them once, outside, instead of stacking one copy per step.
@@ -138,25 +163,30 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
     per_iter = [v for v, m in zip(res_vars, inv_mask) if not m]
     fwd_body = ClosedJaxpr(Jaxpr(fj.constvars, fj.invars, fj.eqns, fj.outvars[:n_out] + per_iter), fwd_closed.consts)
     outs = scan_p.bind(*primals, jaxpr=fwd_body, num_consts=nc, num_carry=nk, length=length, reverse=reverse)
-    n_y = n_out - nk
     primal_out, stacked_res = outs[: nk + n_y], outs[nk + n_y:]
     # Linear scan: constants = (invariant residuals, const tangents); carry = carry
-    # tangents; xs = (per-iteration residuals, x tangents).
+    # tangents; xs = (per-iteration residuals, x tangents). Only non-zero tangents the
+    # body reads are operands.
     lj = lin.jaxpr  # (residuals, tangents) -> tangents
-    res_in, t_in = list(lj.invars[:n_res]), lj.invars[n_res:]
+    res_in, t_in = list(lj.invars[:n_res]), [v for v, k in zip(lj.invars[n_res:], keep) if k]
     inv_in = [v for v, m in zip(res_in, inv_mask) if m]
     it_in = [v for v, m in zip(res_in, inv_mask) if not m]
-    t_c, t_k, t_x = t_in[:nc], t_in[nc:nc + nk], t_in[nc + nk:]
-    lin_body = ClosedJaxpr(Jaxpr([], inv_in + list(t_c) + list(t_k) + it_in + list(t_x), lj.eqns, lj.outvars), [])
+    pos = [i for i, z in enumerate(nz_in) if z]
+    pos = [i for i, k in zip(pos, keep) if k]
+    n_tc, n_tk = sum(i < nc for i in pos), sum(nc <= i < nc + nk for i in pos)
+    t_c, t_k, t_x = t_in[:n_tc], t_in[n_tc:n_tc + n_tk], t_in[n_tc + n_tk:]
+    lin_body = ClosedJaxpr(Jaxpr([], inv_in + t_c + t_k + it_in + t_x, lj.eqns, lj.outvars), [])
+    ops = [instantiate(tangents[i]) for i in pos]
     # ``linear`` marks which operands the transpose treats as linear (a tangent may be
     # a concrete zero, which is still linear by position).
-    lin_mask = (False,) * len(inv_res) + (True,) * (nc + nk) + (False,) * len(stacked_res) + (True,) * (len(primals) - nc - nk)
+    lin_mask = (False,) * len(inv_res) + (True,) * (n_tc + n_tk) + (False,) * len(stacked_res) + (True,) * len(t_x)
     t_out = scan_p.bind(
-        *inv_res, *tangents[:nc], *tangents[nc:nc + nk], *stacked_res, *tangents[nc + nk:],
-        jaxpr=lin_body, num_consts=len(inv_res) + nc, num_carry=nk, length=length, reverse=reverse,
+        *inv_res, *ops[:n_tc + n_tk], *stacked_res, *ops[n_tc + n_tk:],
+        jaxpr=lin_body, num_consts=len(inv_res) + n_tc, num_carry=n_tk, length=length, reverse=reverse,
         linear=lin_mask,
     )
-    return primal_out, t_out
+    it = iter(t_out)
+    return primal_out, [next(it) if z else Zero(tangent_aval(get_aval_any(o))) for o, z in zip(primal_out, out_nz)]
 
 
 def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, linear=None):

@@ -11,7 +11,7 @@ goes through ``tape_scan`` (``tape_scan.py``).
 """
 from __future__ import annotations
 
-from funcgrad.core.ad_util import Zero, instantiate, is_undefined, tangent_aval, zeros_like_aval
+from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, is_undefined, tangent_aval, zeros_like_aval
 from funcgrad.core.interpret import eval_jaxpr, jaxpr_as_fun
 from funcgrad.core.ir import Jaxpr
 from funcgrad.core.primitive import allow_missing, batch_rules, jvp_rules, transpose_rules
@@ -23,23 +23,32 @@ from funcgrad.tapes import (
 )
 from funcgrad.transforms.ad import backward_pass, is_linearizing, jvp_flat
 from funcgrad.transforms.control_flow.tape_scan import batch_tape, tape_apply_as_scan_jvp, while_tape_linearize
-from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr
+from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz, select_invars
 
 
-def while_jvp_tape(cc, bc, carry, t_bc, t_carry, cond_jaxpr, body_jaxpr, cond_nconsts):
+def while_jvp_tape(cc, bc, carry, t_bc, t_carry, cond_jaxpr, body_jaxpr, cond_nconsts, carry_nz):
     """Staged reverse mode through a while (the JVP rule of ``while`` under
-    linearization): a forward while recording residuals + a linear tape replay."""
+    linearization): a forward while recording residuals + a linear tape replay.
+    ``carry_nz`` (a fixpoint, ``while_loop.py``) marks the carries with a tangent; body
+    constants whose tangent is zero or unread get none."""
     nb, nk = len(bc), len(carry)
-    fwd_closed, body, res_avals = linearize_jaxpr(body_jaxpr)
+    nz_b = [type(t) is not Zero and is_differentiable(get_aval_any(p)) for p, t in zip(bc, t_bc)]
+    fwd_closed, body, res_avals, _, used = linearize_jaxpr_nz(body_jaxpr, nz_b + list(carry_nz), carry_nz)
+    n_tb = sum(nz_b)
+    keep = list(used[:n_tb]) + [True] * sum(carry_nz)
+    body = select_invars(body, [True] * len(res_avals) + keep)
     tape_aval = TapeAval(res_avals)
     outs = while_tape_p.bind(
         *cc, *bc, *carry, cond_jaxpr=cond_jaxpr, body_jaxpr=fwd_closed, cond_nconsts=cond_nconsts,
         body_nconsts=nb, tape_aval=tape_aval,
     )
     carry_out, tape = outs[:nk], outs[nk]
-    tans = [instantiate(t) for t in list(t_bc) + list(t_carry)]
-    t_out = tape_apply_p.bind(tape, *tans, body=body, num_consts=nb, reverse=False, linear=(True,) * (nb + nk))
-    return carry_out, t_out
+    t_b = [instantiate(t) for t, z in zip(t_bc, nz_b) if z]
+    t_b = [t for t, k in zip(t_b, keep) if k]
+    t_k = [instantiate(t) for t, z in zip(t_carry, carry_nz) if z]
+    t_out = iter(tape_apply_p.bind(tape, *t_b, *t_k, body=body, num_consts=len(t_b), reverse=False,
+                                   linear=(True,) * (len(t_b) + len(t_k))))
+    return carry_out, [next(t_out) if z else Zero(tangent_aval(get_aval_any(c))) for c, z in zip(carry_out, carry_nz)]
 
 
 def _tape_apply_transpose(cts, tape, *args, body, num_consts, reverse, linear):

@@ -25,7 +25,7 @@ from funcgrad.transforms.control_flow.common import (
 from funcgrad.transforms.control_flow.scan import scan
 from funcgrad.transforms.control_flow.tape_scan import batch_tape
 from funcgrad.transforms.control_flow.tapes import while_jvp_tape
-from funcgrad.transforms.jaxpr_ad import closed_jaxpr
+from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz
 
 
 def while_loop(cond_fun, body_fun, init_val, checkpoints=None):
@@ -93,10 +93,23 @@ def _as_bool(x):
     return x if isinstance(x, Tracer) else np.asarray(x, np.bool_)
 
 
+def _carry_nonzero(body_jaxpr, nz_b, carry_nz):
+    """Which carries have a non-zero tangent: a fixpoint over the body (a carry gets one
+    when the body makes it depend on a non-zero tangent), as JAX's while JVP does."""
+    carry_nz = list(carry_nz)
+    for _ in range(len(carry_nz) + 1):
+        out_nz = linearize_jaxpr_nz(body_jaxpr, nz_b + carry_nz, carry_nz)[3]
+        new = [a or b for a, b in zip(carry_nz, out_nz)]
+        if new == carry_nz:
+            break
+        carry_nz = new
+    return carry_nz
+
+
 def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     cc, bc, carry = while_parts(primals, cond_nconsts, body_nconsts)
     nb = body_nconsts
-    tans = [instantiate(t) if is_differentiable(get_aval_any(p)) else Zero(tangent_aval(get_aval_any(p)))
+    tans = [t if is_differentiable(get_aval_any(p)) else Zero(tangent_aval(get_aval_any(p)))
             for p, t in zip(primals, tangents)]
     t_bc, t_carry = tans[cond_nconsts:cond_nconsts + nb], tans[cond_nconsts + nb:]
     body_fn = jaxpr_as_fun(body_jaxpr)
@@ -106,23 +119,29 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
         # is known only at run time), and the backward pass replays them in reverse.
         while bool(np.asarray(concrete(eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *cc, *carry)[0]))):
             carry, t_carry = jvp_flat(body_fn, list(bc) + list(carry), list(t_bc) + list(t_carry))
-            t_carry = [instantiate(t) if get_aval_any(p).dtype.kind == "f" else t for p, t in zip(carry, t_carry)]
+            t_carry = [t if is_differentiable(get_aval_any(p)) else Zero(tangent_aval(get_aval_any(p)))
+                       for p, t in zip(carry, t_carry)]
         return list(carry), list(t_carry)
+    nz_b = [type(t) is not Zero for t in t_bc]
+    carry_nz = _carry_nonzero(body_jaxpr, nz_b, [type(t) is not Zero for t in t_carry])
+    if not any(carry_nz):
+        outs = while_p.bind(*primals, cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr,
+                            cond_nconsts=cond_nconsts, body_nconsts=nb)
+        return outs, [Zero(tangent_aval(get_aval_any(o))) for o in outs]
     if is_linearizing(list(t_bc) + list(t_carry)):
-        return while_jvp_tape(cc, bc, carry, t_bc, t_carry, cond_jaxpr, body_jaxpr, cond_nconsts)
-    # Staged forward mode: one while over (carry, carry tangents).
-    float_mask = [get_aval_any(p).dtype.kind == "f" for p in carry]
-    t_carry_in = [t for t, m in zip(t_carry, float_mask) if m]
-    t_bc_in = [instantiate(t) for t in t_bc]
-    nk = len(carry)
+        return while_jvp_tape(cc, bc, carry, t_bc, t_carry, cond_jaxpr, body_jaxpr, cond_nconsts, carry_nz)
+    # Staged forward mode: one while over (carry, tangents of the non-zero carries).
+    t_carry_in = [instantiate(t) for t, m in zip(t_carry, carry_nz) if m]
+    t_bc_in = [instantiate(t) for t, m in zip(t_bc, nz_b) if m]
+    nk, n_tb = len(carry), len(t_bc_in)
 
     def body_jvp(*xs):
-        b, t_b = xs[:nb], xs[nb:2 * nb]
-        k, t_k = xs[2 * nb:2 * nb + nk], xs[2 * nb + nk:]
-        it = iter(t_k)
-        full_t = [next(it) if m else Zero(tangent_aval(get_aval_any(v))) for v, m in zip(k, float_mask)]
-        out, t_out = jvp_flat(body_fn, list(b) + list(k), list(t_b) + full_t)
-        return list(out) + [instantiate(t) for t, m in zip(t_out, float_mask) if m]
+        b, t_b = xs[:nb], iter(xs[nb:nb + n_tb])
+        k, t_k = xs[nb + n_tb:nb + n_tb + nk], iter(xs[nb + n_tb + nk:])
+        full_b = [next(t_b) if m else Zero(tangent_aval(get_aval_any(v))) for v, m in zip(b, nz_b)]
+        full_t = [next(t_k) if m else Zero(tangent_aval(get_aval_any(v))) for v, m in zip(k, carry_nz)]
+        out, t_out = jvp_flat(body_fn, list(b) + list(k), full_b + full_t)
+        return list(out) + [instantiate(t) for t, m in zip(t_out, carry_nz) if m]
 
     def cond_jvp(*xs):
         c, k = xs[:cond_nconsts], xs[cond_nconsts:cond_nconsts + nk]
@@ -130,15 +149,16 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
 
     b_avals = body_jaxpr.in_avals[:nb]
     k_avals = [get_aval_any(p).strip_weak_type() for p in carry]
-    tk_avals = [tangent_aval(a) for a, m in zip(k_avals, float_mask) if m]
-    body_closed = closed_jaxpr(body_jvp, list(b_avals) + [tangent_aval(a) for a in b_avals] + k_avals + tk_avals)
+    tb_avals = [tangent_aval(a) for a, m in zip(b_avals, nz_b) if m]
+    tk_avals = [tangent_aval(a) for a, m in zip(k_avals, carry_nz) if m]
+    body_closed = closed_jaxpr(body_jvp, list(b_avals) + tb_avals + k_avals + tk_avals)
     cond_closed = closed_jaxpr(cond_jvp, list(cond_jaxpr.in_avals[:cond_nconsts]) + k_avals + tk_avals)
     outs = while_p.bind(
         *cc, *bc, *t_bc_in, *carry, *t_carry_in, cond_jaxpr=cond_closed, body_jaxpr=body_closed,
-        cond_nconsts=cond_nconsts, body_nconsts=2 * nb,
+        cond_nconsts=cond_nconsts, body_nconsts=nb + n_tb,
     )
     it = iter(outs[nk:])
-    t_out = [next(it) if m else Zero(tangent_aval(a)) for a, m in zip(k_avals, float_mask)]
+    t_out = [next(it) if m else Zero(tangent_aval(a)) for a, m in zip(k_avals, carry_nz)]
     return outs[:nk], t_out
 
 
