@@ -137,7 +137,16 @@ def _cond_bool_operand(x):
     return fnp.sum(fnp.where(c[1], c[0], 0.0))
 
 
-BOOLS = [_scan_times_bool_count, _scan_bool_ys, _scan_bool_carry, _while_bool_const_and_carry, _cond_bool_operand]
+_jitted = fg.jit(lambda x, m: (x * fnp.sum(m), fnp.logical_not(m)))
+
+
+def _jit_bool_output_in_cond(x):
+    # A multiple-output call (jit_call, cond) returns a bool output: its tangent is zero.
+    out = lax.cond(fnp.sum(x) > 0, lambda a, b: _jitted(a, b), lambda a, b: _jitted(a * 2, b), x, x > 0)
+    return fnp.sum(fnp.where(out[1], out[0], 1.0))
+
+
+BOOLS = [_jit_bool_output_in_cond, _scan_times_bool_count, _scan_bool_ys, _scan_bool_carry, _while_bool_const_and_carry, _cond_bool_operand]
 X = np.array([0.5, 1.5, -1.25])
 
 
