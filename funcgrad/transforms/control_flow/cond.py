@@ -22,14 +22,32 @@ from funcgrad.transforms.ad import jvp_flat
 from funcgrad.transforms.control_flow.common import avals, concrete, trace_pytree_fun
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz, select_invars, transpose_jaxpr
 
+_NO_OPERAND = object()
 
-def switch(index, branches, *operands):
+
+def _operands(what, operands, operand):
+    """JAX's ``operand=`` keyword (one operand pytree), as an alternative to positional
+    operands."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TypeError(f"{what}: pass operands positionally or as operand=, not both")
+    return (operand,)
+
+
+def switch(index, branches, *operands, operand=_NO_OPERAND):
     """Apply ``branches[index](*operands)``; ``index`` is clamped into range (like JAX).
 
     With a concrete index the chosen Python function runs directly (after a type check
-    of all branches); under tracing one ``cond`` primitive is staged.
+    of all branches); under tracing one ``cond`` primitive is staged. ``operand=x`` (JAX's
+    older keyword form) means ``switch(index, branches, x)``.
     """
-    return _switch(index, list(branches), operands, [f"branch {k}" for k in range(len(branches))])
+    operands = _operands("switch", operands, operand)
+    branches = list(branches)
+    for k, b in enumerate(branches):
+        if not callable(b):
+            raise TypeError(f"switch: branches must be callables, branch {k} is {type(b).__name__}")
+    return _switch(index, branches, operands, [f"branch {k}" for k in range(len(branches))])
 
 
 def _switch(index, branches, operands, names):
@@ -62,9 +80,20 @@ def _switch(index, branches, operands, names):
     return pytree.tree_unflatten(out_tree, outs)
 
 
-def cond(pred, true_fun, false_fun, *operands):
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """``true_fun(*operands) if pred else false_fun(*operands)`` for a scalar ``pred``
-    (traced or not). Both branches must return the same types."""
+    (traced or not). Both branches must return the same types.
+
+    JAX's conventions are accepted: any number of positional operands (one pytree is
+    the usual form), the ``operand=`` keyword, and the old per-branch form
+    ``cond(pred, true_operand, true_fun, false_operand, false_fun)``.
+    """
+    if not (callable(true_fun) and callable(false_fun)):
+        if len(operands) == 2 and callable(false_fun) and callable(operands[1]) and operand is _NO_OPERAND:
+            t_op, t_fun, f_op, f_fun = true_fun, false_fun, operands[0], operands[1]
+            return cond(pred, lambda ops: t_fun(ops[0]), lambda ops: f_fun(ops[1]), (t_op, f_op))
+        raise TypeError("cond: true_fun and false_fun must be callables: cond(pred, true_fun, false_fun, *operands)")
+    operands = _operands("cond", operands, operand)
     p_aval = get_aval_any(pred)
     if p_aval.shape != ():
         raise TypeError(f"cond: pred must be a scalar, got {p_aval.str_short()}; use fnp.where for elementwise choice")

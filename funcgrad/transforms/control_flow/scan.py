@@ -25,17 +25,27 @@ from funcgrad.transforms.control_flow.common import all_concrete, avals, check_c
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz
 
 
-def scan(f, init, xs=None, length=None, reverse=False):
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns
-    ``(final_carry, stacked_ys)``. ``xs`` may be None with ``length`` given.
+    ``(final_carry, stacked_ys)``. ``xs`` may be None with ``length`` given;
+    ``reverse=True`` runs from the last element to the first (``ys`` keep their order).
+
+    ``unroll`` (a positive int, or a bool: True unrolls fully) is accepted as in JAX and
+    checked, but does not change the program: funcgrad's compiler decides how loops are
+    unrolled and vectorised, and results are the same whatever is passed.
 
     >>> scan(lambda c, x: (c + x, c * x), 0.0, np.arange(4.0))
     """
+    check_unroll("scan", unroll)
+    if not callable(f):
+        raise TypeError(f"scan: f must be a callable (carry, x) -> (carry, y), got {type(f).__name__}")
     x_leaves, x_tree = pytree.tree_flatten(xs)
     lengths = {get_aval_any(x).shape[0] if get_aval_any(x).shape else None for x in x_leaves}
     if None in lengths:
         raise ValueError("scan: every leaf of xs must have a leading axis to scan over")
     if length is not None:
+        if isinstance(length, (bool, np.bool_)) or not isinstance(length, (int, np.integer)) or length < 0:
+            raise TypeError(f"scan: length must be a non-negative Python int, got {length!r}")
         lengths.add(int(length))
     if len(lengths) > 1:
         raise ValueError(f"scan: xs leaves and length disagree on the number of steps: {sorted(lengths)}")
@@ -70,6 +80,14 @@ def scan(f, init, xs=None, length=None, reverse=False):
     )
     carry = pytree.tree_unflatten(c_tree, outs[: len(c_leaves)])
     return carry, pytree.tree_unflatten(y_tree, outs[len(c_leaves):])
+
+
+def check_unroll(what, unroll):
+    """``unroll`` as JAX accepts it: a positive int or a bool (funcgrad ignores it)."""
+    if isinstance(unroll, (bool, np.bool_)):
+        return
+    if not isinstance(unroll, (int, np.integer)) or unroll < 1:
+        raise TypeError(f"{what}: unroll must be a positive int or a bool, got {unroll!r}")
 
 
 def _invariant_vars(jaxpr: Jaxpr, invariant_inputs):

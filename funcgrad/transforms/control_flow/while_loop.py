@@ -22,7 +22,7 @@ from funcgrad.transforms.ad import is_linearizing, jvp_flat
 from funcgrad.transforms.control_flow.common import (
     all_concrete, avals, check_carry, concrete, has_tracers, trace_pytree_fun,
 )
-from funcgrad.transforms.control_flow.scan import scan
+from funcgrad.transforms.control_flow.scan import check_unroll, scan
 from funcgrad.transforms.control_flow.tape_scan import batch_tape
 from funcgrad.transforms.control_flow.tapes import while_jvp_tape
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz
@@ -201,12 +201,19 @@ allow_missing("transpose", while_p, "not linear: reverse mode splits it into whi
 
 # --- fori_loop -----------------------------------------------------------------------------
 
-def fori_loop(lower, upper, body_fun, init_val):
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """``for i in range(lower, upper): val = body_fun(i, val)``.
 
     Concrete bounds become a ``scan`` (so reverse mode works staged, like JAX); traced
     bounds become a ``while_loop`` (reverse mode works too: see ``while_loop``).
+    ``unroll`` is accepted as in JAX (a positive int or a bool, only with concrete
+    bounds) and ignored: funcgrad's compiler decides how loops are unrolled.
     """
+    if unroll is not None:
+        check_unroll("fori_loop", unroll)
+        if isinstance(lower, Tracer) or isinstance(upper, Tracer):
+            if concrete(lower) is None or concrete(upper) is None:
+                raise ValueError("fori_loop: unroll can only be given when lower and upper are concrete (as in JAX)")
     lo, hi = concrete(lower), concrete(upper)
     if lo is not None and hi is not None and not isinstance(lower, Tracer) and not isinstance(upper, Tracer):
         lo_i, hi_i = int(np.asarray(lo)), int(np.asarray(hi))
