@@ -21,7 +21,7 @@ from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import get_aval_any
 from funcgrad.tapes import is_tape
 from funcgrad.transforms.ad import backward_pass, jvp_flat
-from funcgrad.transforms.control_flow.common import all_concrete, avals, check_carry
+from funcgrad.transforms.control_flow.common import all_concrete, avals, check_carry, promote_weak_carry
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz
 
 
@@ -39,21 +39,25 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     check_unroll("scan", unroll)
     if not callable(f):
         raise TypeError(f"scan: f must be a callable (carry, x) -> (carry, y), got {type(f).__name__}")
+    return scan_with_name("scan", f, init, xs, length, reverse)
+
+
+def scan_with_name(what, f, init, xs, length, reverse):
+    """``scan``, with errors naming ``what`` (the function the user called)."""
     x_leaves, x_tree = pytree.tree_flatten(xs)
     lengths = {get_aval_any(x).shape[0] if get_aval_any(x).shape else None for x in x_leaves}
     if None in lengths:
-        raise ValueError("scan: every leaf of xs must have a leading axis to scan over")
+        raise ValueError(f"{what}: every leaf of xs must have a leading axis to scan over")
     if length is not None:
         if isinstance(length, (bool, np.bool_)) or not isinstance(length, (int, np.integer)) or length < 0:
-            raise TypeError(f"scan: length must be a non-negative Python int, got {length!r}")
+            raise TypeError(f"{what}: length must be a non-negative Python int, got {length!r}")
         lengths.add(int(length))
     if len(lengths) > 1:
-        raise ValueError(f"scan: xs leaves and length disagree on the number of steps: {sorted(lengths)}")
+        raise ValueError(f"{what}: xs leaves and length disagree on the number of steps: {sorted(lengths)}")
     if not lengths:
-        raise ValueError("scan: pass xs or length")
+        raise ValueError(f"{what}: pass xs or length")
     n = lengths.pop()
     c_leaves, c_tree = pytree.tree_flatten(init)
-    c_avals = [a.strip_weak_type() for a in avals(c_leaves)]
     x_avals = [ShapedArray(a.shape[1:], a.dtype) for a in avals(x_leaves)]
     out_trees = []
 
@@ -62,7 +66,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         x = pytree.tree_unflatten(x_tree, args[len(c_leaves):])
         res = f(carry, x)
         if not (isinstance(res, tuple) and len(res) == 2):
-            raise TypeError("scan: the body must return a pair (carry, y)")
+            raise TypeError(f"{what}: the body must return a pair (carry, y)")
         new_c, y = res
         c_out, c_tree_out = pytree.tree_flatten(new_c)
         y_out, y_tree = pytree.tree_flatten(y)
@@ -70,9 +74,17 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         return c_out + y_out
 
     body.__name__ = getattr(f, "__name__", "body")
+    # A carry leaf initialised with a Python scalar adopts the dtype the body gives it
+    # (JAX's rule): a first trace with it weakly typed decides, then the body is traced
+    # with strongly typed carries (the loop's residuals and tapes are never weak).
+    c_avals = avals(c_leaves)
     jaxpr, consts = trace_to_jaxpr(body, c_avals + x_avals)
+    if any(a.weak_type for a in c_avals):
+        c_leaves, _ = promote_weak_carry(c_leaves, c_avals, jaxpr.out_avals[: len(c_leaves)])
+        c_avals = [a.strip_weak_type() for a in avals(c_leaves)]
+        jaxpr, consts = trace_to_jaxpr(body, c_avals + x_avals)
     c_tree_out, y_tree = out_trees
-    check_carry("scan", c_tree, c_tree_out, c_avals, jaxpr.out_avals[: len(c_leaves)])
+    check_carry(what, c_tree, c_tree_out, c_avals, jaxpr.out_avals[: len(c_leaves)])
     closed, all_consts = hoist_consts([(jaxpr, consts)])
     outs = scan_p.bind(
         *all_consts, *c_leaves, *x_leaves, jaxpr=closed[0], num_consts=len(all_consts),

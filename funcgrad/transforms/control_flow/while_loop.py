@@ -20,9 +20,9 @@ from funcgrad.core.trace import Tracer, get_aval_any
 from funcgrad.tapes import is_tape
 from funcgrad.transforms.ad import is_linearizing, jvp_flat
 from funcgrad.transforms.control_flow.common import (
-    all_concrete, avals, check_carry, concrete, has_tracers, trace_pytree_fun,
+    all_concrete, avals, check_carry, concrete, has_tracers, promote_weak_carry, trace_pytree_fun,
 )
-from funcgrad.transforms.control_flow.scan import check_unroll, scan
+from funcgrad.transforms.control_flow.scan import check_unroll, scan_with_name
 from funcgrad.transforms.control_flow.tape_scan import batch_tape
 from funcgrad.transforms.control_flow.tapes import while_jvp_tape
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz
@@ -48,22 +48,42 @@ def while_loop(cond_fun, body_fun, init_val, checkpoints=None):
             raise ValueError(f"while_loop: checkpoints must be a positive int, got {checkpoints!r}")
         k = int(checkpoints)
         return _segmented_while(cond_fun, body_fun, init_val, k)
+    return while_with_name("while_loop", cond_fun, body_fun, init_val)
+
+
+def while_with_name(what, cond_fun, body_fun, init_val, first_leaf=0):
+    """``while_loop`` without checkpoints, with errors naming ``what`` (the function the
+    user called; ``first_leaf`` carry leaves were added by it)."""
     c_leaves, c_tree = pytree.tree_flatten(init_val)
     args_tree = pytree.tree_structure((init_val,))
-    c_avals = [a.strip_weak_type() for a in avals(c_leaves)]
+    # A carry leaf initialised with a Python scalar adopts the dtype the body gives it
+    # (JAX's rule): a first trace with it weakly typed decides, then the body is traced
+    # with strongly typed carries (the loop's residuals and tapes are never weak).
+    c_avals = avals(c_leaves)
+    body_j, body_consts, body_tree = trace_pytree_fun(body_fun, args_tree, c_avals, "body_fun")
+    if any(a.weak_type for a in c_avals):
+        c_leaves, changed = promote_weak_carry(c_leaves, c_avals, body_j.out_avals)
+        if changed:
+            init_val = pytree.tree_unflatten(c_tree, c_leaves)
+        c_avals = [a.strip_weak_type() for a in avals(c_leaves)]
+        body_j, body_consts, body_tree = trace_pytree_fun(body_fun, args_tree, c_avals, "body_fun")
+    check_carry(what, c_tree, body_tree, c_avals, body_j.out_avals, first_leaf)
     cond_j, cond_consts, cond_tree = trace_pytree_fun(cond_fun, args_tree, c_avals, "cond_fun")
     if len(cond_j.out_avals) != 1 or cond_j.out_avals[0].shape != () or cond_j.out_avals[0].dtype.kind not in "bif":
         shown = [a.str_short() for a in cond_j.out_avals]
-        raise TypeError(f"while_loop: cond_fun must return a scalar boolean, got {shown}")
+        raise TypeError(f"{what}: cond_fun must return a scalar boolean, got {shown}")
     if cond_j.out_avals[0].dtype != np.bool_:
-        raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got {cond_j.out_avals[0].str_short()}")
-    body_j, body_consts, body_tree = trace_pytree_fun(body_fun, args_tree, c_avals, "body_fun")
-    check_carry("while_loop", c_tree, body_tree, c_avals, body_j.out_avals)
+        raise TypeError(f"{what}: cond_fun must return a boolean scalar, got {cond_j.out_avals[0].str_short()}")
     if all_concrete(c_leaves) and not has_tracers(cond_consts + body_consts):
         # Eager: run the user's functions directly (they may run under eager grad).
         val = init_val
         while bool(np.asarray(concrete(cond_fun(val)))):
             val = body_fun(val)
+        # Python scalars the body returned become arrays of the carry's dtype, as staged.
+        leaves = pytree.tree_leaves(val)
+        if any(type(v) in (bool, int, float) for v in leaves):
+            val = pytree.tree_unflatten(c_tree, [np.asarray(v, a.dtype) if type(v) in (bool, int, float) else v
+                                                 for v, a in zip(leaves, c_avals)])
         return val
     (cc,), ccs = hoist_consts([(cond_j, cond_consts)])
     (bb,), bcs = hoist_consts([(body_j, body_consts)])
@@ -228,7 +248,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             return body_fun(i, val), None
 
         steps = lax.add(lax.iota(idx_dtype, (n,), 0), lax.broadcast_in_dim(np.asarray(lo_i, idx_dtype), (n,), ()))
-        val, _ = scan(step, init_val, steps)
+        val, _ = scan_with_name("fori_loop", step, init_val, steps, None, False)
         return val
     from funcgrad.core import lax_api as lax
 
@@ -243,5 +263,5 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         i, u, v = c
         return lax.add(i, np.ones((), dtype)), u, body_fun(i, v)
 
-    return while_loop(cond, body, (lower, upper, init_val))[2]
+    return while_with_name("fori_loop", cond, body, (lower, upper, init_val), first_leaf=2)[2]
 
