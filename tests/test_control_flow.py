@@ -171,8 +171,10 @@ def test_branch_type_mismatch_error():
 def test_carry_type_mismatch_error():
     with pytest.raises(TypeError, match=r"carry leaf 0 has type f64\[\] on input but the body returns f64\[2\]"):
         lax.while_loop(lambda c: c < 3, lambda c: fnp.ones(2), 0.0)
+    # (a strongly typed int: a weak Python ``1`` adopts the body's float, as in JAX --
+    # tests/test_control_flow_weak_carry.py)
     with pytest.raises(TypeError, match=r"carry leaf 1 has type i64\[\]"):
-        lax.scan(lambda c, x: ((c[0], c[1] * 0.5), x), (1.0, 1), np.arange(3.0))
+        lax.scan(lambda c, x: ((c[0], c[1] * 0.5), x), (1.0, np.int64(1)), np.arange(3.0))
 
 
 def test_body_exception_propagates_unchanged():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.core.ad_util import Zero
+from funcgrad.core.ad_util import Zero, is_differentiable
 from funcgrad.core.primitive import jvp_rules, missing_rule
 from funcgrad.core.trace import Trace, Tracer, full_raise, get_aval_any, pop_main, push_main
 
@@ -67,7 +67,10 @@ class JVPTrace(Trace):
             raise missing_rule("jvp", primitive)
         primal_out, tangent_out = rule(primals, tangents, **params)
         if primitive.multiple_results:
-            return [self.lower(p, t) for p, t in zip(primal_out, tangent_out)]
+            # A rule built from sub-programs (a jitted call, control flow) may hand back a
+            # tangent for a bool/int output: it is zero, and must stay symbolic.
+            return [self.lower(p, t if type(t) is Zero or is_differentiable(get_aval_any(p)) else Zero.like(p))
+                    for p, t in zip(primal_out, tangent_out)]
         if type(tangent_out) is Zero:  # (self.lower, inlined: this is the hot path)
             return primal_out.full_lower() if isinstance(primal_out, Tracer) else primal_out
         return JVPTracer(self, primal_out, tangent_out)

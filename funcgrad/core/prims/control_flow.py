@@ -47,8 +47,13 @@ def _cond_abstract_eval(index, *operands, branches):
         raise TypeError(f"cond: index must be an int32 scalar, got {index.str_short()}")
     for k, br in enumerate(branches):
         if len(br.in_avals) != len(operands) or not all(a.same_type(b) for a, b in zip(br.in_avals, operands)):
-            raise TypeError(f"cond: branch {k} takes {[a.str_short() for a in br.in_avals]} but operands are {[a.str_short() for a in operands]}")
-        msg = describe_mismatch("cond", ("branch 0", f"branch {k}"), (None, None), (branches[0].out_avals, br.out_avals))
+            raise TypeError(
+                f"cond: branch {k} takes {[a.str_short() for a in br.in_avals]} "
+                f"but operands are {[a.str_short() for a in operands]}"
+            )
+        msg = describe_mismatch(
+            "cond", ("branch 0", f"branch {k}"), (None, None), (branches[0].out_avals, br.out_avals)
+        )
         if msg or len(br.out_avals) != len(branches[0].out_avals):
             raise TypeError(msg or "cond: branches return different numbers of outputs")
     return [a.strip_weak_type() for a in branches[0].out_avals]
@@ -81,7 +86,9 @@ def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
         raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got {pred.str_short()}")
     for k, (a, b) in enumerate(zip(carry, body_jaxpr.out_avals)):
         if not a.same_type(b):
-            raise TypeError(f"while_loop: carry leaf {k} enters the body as {a.str_short()} but leaves as {b.str_short()}")
+            raise TypeError(
+                f"while_loop: carry leaf {k} enters the body as {a.str_short()} but leaves as {b.str_short()}"
+            )
     return [a.strip_weak_type() for a in carry]
 
 
@@ -140,7 +147,12 @@ def _scan_abstract_eval(*avals, jaxpr, num_consts, num_carry, length, reverse, l
             raise TypeError(f"scan: scanned input {x.str_short()} must have leading dimension {length}")
     expect = list(consts) + list(carry) + [unstacked_aval(x) for x in xs]
     if len(expect) != len(jaxpr.in_avals) or not all(a.same_type(b) for a, b in zip(expect, jaxpr.in_avals)):
-        raise TypeError("scan: body inputs " + str([a.str_short() for a in jaxpr.in_avals]) + " do not match operands " + str([a.str_short() for a in expect]))
+        raise TypeError(
+            "scan: body inputs "
+            + str([a.str_short() for a in jaxpr.in_avals])
+            + " do not match operands "
+            + str([a.str_short() for a in expect])
+        )
     outs = jaxpr.out_avals
     for k, (a, b) in enumerate(zip(carry, outs[:num_carry])):
         if not a.same_type(b):

@@ -22,7 +22,7 @@ from funcgrad.core.primitive import (
 from funcgrad.core.prims import elementwise as _ew
 from funcgrad.core.prims import structural as _st
 from funcgrad.core.prims._checks import check_axes, check_kind
-from funcgrad.core.trace import get_aval_any
+from funcgrad.core.trace import get_aval_any, is_staging
 
 
 def _batch_rule(prim):
@@ -84,7 +84,9 @@ def reduction(name: str, ufunc, kinds: str, *, combiner: Primitive, identity, ke
         check_kind(name, x, kinds)
         axes = check_axes(name, axes, x.ndim)
         if requires_nonempty and any(x.shape[a] == 0 for a in axes):
-            raise ValueError(f"{name}: zero-size array to reduction operation which has no identity ({x.str_short()}, axes={axes})")
+            raise ValueError(
+                f"{name}: zero-size array to reduction operation which has no identity ({x.str_short()}, axes={axes})"
+            )
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
         return ShapedArray(shape, x.dtype, x.weak_type)
 
@@ -133,8 +135,9 @@ reduce_prod_p = reduction("reduce_prod", np.multiply, "if", combiner=_ew.mul_p, 
 
 
 def _reduce_prod_jvp(primals, tangents, *, axes):
-    # Division-free (exact at zeros): move the reduced axes last, flatten them, and run
-    # the product scan's tangent recurrence; the total product is the scan's last entry.
+    # Division-free (exact at zeros): move the reduced axes last and flatten them; the
+    # derivative by x_j is the product of all the others, the exclusive cumulative
+    # products from both ends multiplied (two cumprods: O(n) work and program size).
     (x,), (g,) = primals, tangents
     ans = reduce_prod_p.bind(x, axes=axes)
     if type(g) is Zero:
@@ -142,17 +145,16 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
     shape = _aval(x).shape
     kept = _kept_dims(len(shape), axes)
     n = math.prod([shape[a] for a in axes])
+    if n == 0:
+        return ans, ad.zeros_like_aval(ad.tangent_aval(_aval(ans)))
     flat_shape = tuple(shape[d] for d in kept) + (n,)
     perm = kept + tuple(axes)
     xf = lax.reshape(lax.transpose(x, perm), flat_shape)
     gf = lax.reshape(lax.transpose(g, perm), flat_shape)
-    if n == 0:
-        return ans, ad.zeros_like_aval(ad.tangent_aval(_aval(ans)))
-    _, t = _prod_scan_tangent(xf, gf, len(flat_shape) - 1, reverse=False)
     last = len(flat_shape) - 1
-    start = [0] * last + [n - 1]
-    t_last = lax.slice(t, start, flat_shape)
-    return ans, lax.reshape(t_last, _aval(ans).shape)
+    others = lax.mul(_exclusive_cumprod(xf, last, reverse=False), _exclusive_cumprod(xf, last, reverse=True))
+    t = reduce_sum_p.bind(lax.mul(gf, others), axes=(last,))
+    return ans, lax.reshape(t, _aval(ans).shape)
 
 
 jvp_rules[reduce_prod_p] = _reduce_prod_jvp
@@ -291,12 +293,44 @@ def _prod_scan_tangent(x, g, axis, reverse):
     return p, t
 
 
+def _exclusive_cumprod(x, axis, reverse):
+    """``prod(x[:i])`` at ``i`` (``prod(x[i+1:])`` reversed), exact at zeros."""
+    return _shift(cumprod_p.bind(x, axis=axis, reverse=reverse), 1, axis, 1, reverse)
+
+
+def _linear_recurrence(a, b, axis, reverse):
+    """``t[i] = t[i-1] * a[i] + b[i]`` along ``axis`` (``t[-1] = 0``) as one ``scan``:
+    a loop in compiled code, O(n) work and program size. Linear in ``b``."""
+    from funcgrad.core.ir import ClosedJaxpr
+    from funcgrad.core.prims.control_flow import scan_p
+    from funcgrad.core.staging import trace_to_jaxpr
+
+    nd = len(_aval(a).shape)
+    perm = (axis,) + tuple(d for d in range(nd) if d != axis)
+    a_t, b_t = lax.transpose(a, perm), lax.transpose(b, perm)
+    step_aval = ShapedArray(_aval(a_t).shape[1:], _aval(a).dtype)
+
+    def step(t, a_i, b_i):
+        t = lax.add(lax.mul(t, a_i), b_i)
+        return [t, t]
+
+    jaxpr, consts = trace_to_jaxpr(step, [step_aval] * 3)
+    _, ys = scan_p.bind(ad.zeros_like_aval(step_aval), a_t, b_t, jaxpr=ClosedJaxpr(jaxpr, consts), num_consts=0,
+                        num_carry=1, length=_aval(a_t).shape[0], reverse=reverse, linear=(True, False, True))
+    return lax.transpose(ys, tuple(int(i) for i in np.argsort(perm)))
+
+
 def _cumprod_jvp(primals, tangents, *, axis, reverse=False):
     (x,), (g,) = primals, tangents
     ans = cumprod_p.bind(x, axis=axis, reverse=reverse)
     if type(g) is Zero:
         return ans, Zero.like(ans)
-    return ans, _prod_scan_tangent(x, g, axis, reverse)[1]
+    if not is_staging() or _aval(x).shape[axis] <= 2:
+        # Eagerly: the log-depth product scan runs as a few whole-array NumPy operations.
+        return ans, _prod_scan_tangent(x, g, axis, reverse)[1]
+    # Staged: t[i] = t[i-1] x[i] + prod(x[:i]) g[i], a loop (the log-depth scan's shifted
+    # copies fuse into code quadratic in n).
+    return ans, _linear_recurrence(x, lax.mul(_exclusive_cumprod(x, axis, reverse), g), axis, reverse)
 
 
 jvp_rules[cumprod_p] = _cumprod_jvp

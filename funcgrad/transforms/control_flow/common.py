@@ -1,7 +1,7 @@
 """Helpers shared by the control-flow constructs (cond, scan, while) and the tape rules."""
 from __future__ import annotations
 
-from funcgrad.core import pytree
+from funcgrad.core import dtypes, pytree
 from funcgrad.core.staging import trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any
 
@@ -41,12 +41,41 @@ def trace_pytree_fun(fun, args_tree, in_avals, what: str):
     return jaxpr, consts, out_tree[0]
 
 
-def check_carry(what, in_tree, out_tree, in_avals, out_avals):
+def check_carry(what, in_tree, out_tree, in_avals, out_avals, first_leaf=0):
+    """The body keeps the carry's structure and leaf types (``first_leaf``: leaves the
+    sugar put in front of the user's carry, not counted in messages)."""
     if in_tree != out_tree:
         raise TypeError(f"{what}: the body must return the carry's structure {in_tree}, got {out_tree}")
     for k, (a, b) in enumerate(zip(in_avals, out_avals)):
-        if not a.same_type(b):
+        if k >= first_leaf and not a.same_type(b):
             raise TypeError(
-                f"{what}: carry leaf {k} has type {a.str_short()} on input but the body returns "
+                f"{what}: carry leaf {k - first_leaf} has type {a.str_short()} on input but the body returns "
                 f"{b.str_short()}; the carry must keep its shape and dtype (cast with .astype)"
             )
+
+
+def promote_weak_carry(leaves, in_avals, out_avals):
+    """JAX's rule for loop carries: a leaf initialised with a weakly typed value (a
+    Python scalar) adopts the dtype the body gives it -- ``0.0`` updated with float32
+    stays float32, ``0`` updated with a float becomes a float. Returns (leaves, whether
+    any changed); the caller traces the body again with the new leaves."""
+    from funcgrad.core import lax_api as lax
+
+    leaves, changed = list(leaves), False
+    for i, (a, b) in enumerate(zip(in_avals, out_avals)):
+        if a.weak_type and type(b) is type(a) and a.shape == b.shape and a.dtype != b.dtype:
+            dt, _ = dtypes.result_type((a.dtype, True), (b.dtype, b.weak_type))
+            if dt != a.dtype:
+                leaves[i] = lax.convert_element_type(leaves[i], dt)
+                changed = True
+    return leaves, changed
+
+
+def split_list(xs, *sizes) -> list:
+    """``xs`` cut into consecutive pieces of ``sizes``, plus the rest as a last piece."""
+    pieces, i = [], 0
+    for n in sizes:
+        pieces.append(xs[i:i + n])
+        i += n
+    pieces.append(xs[i:])
+    return pieces

@@ -19,17 +19,35 @@ from funcgrad.core.staging import hoist_consts
 from funcgrad.core.trace import get_aval_any
 from funcgrad.tapes import TapeAval, is_tape, tape_empty_p, tape_zeros_p
 from funcgrad.transforms.control_flow.common import avals, concrete, trace_pytree_fun
-from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr, transpose_jaxpr
+from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz, select_invars, transpose_jaxpr
 from funcgrad.transforms.jvp import jvp_flat
 
+_NO_OPERAND = object()
 
-def switch(index, branches, *operands):
+
+def _operands(what, operands, operand):
+    """JAX's ``operand=`` keyword (one operand pytree), as an alternative to positional
+    operands."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TypeError(f"{what}: pass operands positionally or as operand=, not both")
+    return (operand,)
+
+
+def switch(index, branches, *operands, operand=_NO_OPERAND):
     """Apply ``branches[index](*operands)``; ``index`` is clamped into range (like JAX).
 
     With a concrete index the chosen Python function runs directly (after a type check
-    of all branches); under tracing one ``cond`` primitive is staged.
+    of all branches); under tracing one ``cond`` primitive is staged. ``operand=x`` (JAX's
+    older keyword form) means ``switch(index, branches, x)``.
     """
-    return _switch(index, list(branches), operands, [f"branch {k}" for k in range(len(branches))])
+    operands = _operands("switch", operands, operand)
+    branches = list(branches)
+    for k, b in enumerate(branches):
+        if not callable(b):
+            raise TypeError(f"switch: branches must be callables, branch {k} is {type(b).__name__}")
+    return _switch(index, branches, operands, [f"branch {k}" for k in range(len(branches))])
 
 
 def _switch(index, branches, operands, names):
@@ -62,9 +80,20 @@ def _switch(index, branches, operands, names):
     return pytree.tree_unflatten(out_tree, outs)
 
 
-def cond(pred, true_fun, false_fun, *operands):
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """``true_fun(*operands) if pred else false_fun(*operands)`` for a scalar ``pred``
-    (traced or not). Both branches must return the same types."""
+    (traced or not). Both branches must return the same types.
+
+    JAX's conventions are accepted: any number of positional operands (one pytree is
+    the usual form), the ``operand=`` keyword, and the old per-branch form
+    ``cond(pred, true_operand, true_fun, false_operand, false_fun)``.
+    """
+    if not (callable(true_fun) and callable(false_fun)):
+        if len(operands) == 2 and callable(false_fun) and callable(operands[1]) and operand is _NO_OPERAND:
+            t_op, t_fun, f_op, f_fun = true_fun, false_fun, operands[0], operands[1]
+            return cond(pred, lambda ops: t_fun(ops[0]), lambda ops: f_fun(ops[1]), (t_op, f_op))
+        raise TypeError("cond: true_fun and false_fun must be callables: cond(pred, true_fun, false_fun, *operands)")
+    operands = _operands("cond", operands, operand)
     p_aval = get_aval_any(pred)
     if p_aval.shape != ():
         raise TypeError(f"cond: pred must be a scalar, got {p_aval.str_short()}; use fnp.where for elementwise choice")
@@ -112,20 +141,31 @@ def _join_residuals(fwds, lins, res_avals_list, n_out):
 
 def _cond_jvp(primals, tangents, *, branches):
     index, *ops = primals
-    op_tangents = [instantiate(t) if is_differentiable(get_aval_any(p)) else Zero(tangent_aval(get_aval_any(p)))
-                   for p, t in zip(ops, tangents[1:])]
     known = concrete(index)
     if known is not None:  # the branch is known: differentiate it directly
         i = int(np.clip(int(np.asarray(known)), 0, len(branches) - 1))
-        return jvp_flat(jaxpr_as_fun(branches[i]), list(ops), op_tangents)
+        outs, t_outs = jvp_flat(jaxpr_as_fun(branches[i]), list(ops), list(tangents[1:]))
+        return outs, [t if is_differentiable(get_aval_any(o)) else Zero(tangent_aval(get_aval_any(o)))
+                      for o, t in zip(outs, t_outs)]
     n_out = len(branches[0].out_avals)
-    parts = [linearize_jaxpr(b) for b in branches]
-    fwds, lins, res_all = _join_residuals([p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts], n_out)
+    # An output has a tangent if some branch makes it depend on a non-zero input tangent;
+    # inputs that no branch's tangent reads get none (so no cotangent is built for them).
+    nz = [type(t) is not Zero and is_differentiable(get_aval_any(p)) for p, t in zip(ops, tangents[1:])]
+    out_nz = [False] * n_out
+    for b in branches:
+        out_nz = [a or b for a, b in zip(out_nz, linearize_jaxpr_nz(b, nz, [False] * n_out)[3])]
+    if not any(out_nz):
+        outs = cond_p.bind(index, *ops, branches=branches)
+        return outs, [Zero(tangent_aval(get_aval_any(o))) for o in outs]
+    parts = [linearize_jaxpr_nz(b, nz, out_nz) for b in branches]
+    used = [any(p[4][k] for p in parts) for k in range(sum(nz))]
+    lins = [select_invars(p[1], [True] * len(p[2]) + used) for p in parts]
+    fwds, lins, res_all = _join_residuals([p[0] for p in parts], lins, [p[2] for p in parts], n_out)
     outs = cond_p.bind(index, *ops, branches=tuple(fwds))
     primal_out, res = outs[:n_out], outs[n_out:]
-    tans = [instantiate(t) for t in op_tangents]
-    t_out = cond_p.bind(index, *res, *tans, branches=tuple(lins))
-    return primal_out, t_out
+    tans = [instantiate(t) for t, z in zip(tangents[1:], nz) if z]
+    t_out = iter(cond_p.bind(index, *res, *[t for t, u in zip(tans, used) if u], branches=tuple(lins)))
+    return primal_out, [next(t_out) if z else Zero(tangent_aval(get_aval_any(o))) for o, z in zip(primal_out, out_nz)]
 
 
 def _cond_transpose(cts, index, *args, branches):

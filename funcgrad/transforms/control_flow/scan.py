@@ -20,31 +20,45 @@ from funcgrad.core.prims.control_flow import cond_p, scan_p, unstacked_aval
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import get_aval_any
 from funcgrad.tapes import is_tape
-from funcgrad.transforms.control_flow.common import all_concrete, avals, check_carry
-from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr
+from funcgrad.transforms.control_flow.common import all_concrete, avals, check_carry, promote_weak_carry, split_list
+from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.transpose import backward_pass
 
 
-def scan(f, init, xs=None, length=None, reverse=False):
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns
-    ``(final_carry, stacked_ys)``. ``xs`` may be None with ``length`` given.
+    ``(final_carry, stacked_ys)``. ``xs`` may be None with ``length`` given;
+    ``reverse=True`` runs from the last element to the first (``ys`` keep their order).
+
+    ``unroll`` (a positive int, or a bool: True unrolls fully) is accepted as in JAX and
+    checked, but does not change the program: funcgrad's compiler decides how loops are
+    unrolled and vectorised, and results are the same whatever is passed.
 
     >>> scan(lambda c, x: (c + x, c * x), 0.0, np.arange(4.0))
     """
+    check_unroll("scan", unroll)
+    if not callable(f):
+        raise TypeError(f"scan: f must be a callable (carry, x) -> (carry, y), got {type(f).__name__}")
+    return scan_with_name("scan", f, init, xs, length, reverse)
+
+
+def scan_with_name(what, f, init, xs, length, reverse):
+    """``scan``, with errors naming ``what`` (the function the user called)."""
     x_leaves, x_tree = pytree.tree_flatten(xs)
     lengths = {get_aval_any(x).shape[0] if get_aval_any(x).shape else None for x in x_leaves}
     if None in lengths:
-        raise ValueError("scan: every leaf of xs must have a leading axis to scan over")
+        raise ValueError(f"{what}: every leaf of xs must have a leading axis to scan over")
     if length is not None:
+        if isinstance(length, (bool, np.bool_)) or not isinstance(length, (int, np.integer)) or length < 0:
+            raise TypeError(f"{what}: length must be a non-negative Python int, got {length!r}")
         lengths.add(int(length))
     if len(lengths) > 1:
-        raise ValueError(f"scan: xs leaves and length disagree on the number of steps: {sorted(lengths)}")
+        raise ValueError(f"{what}: xs leaves and length disagree on the number of steps: {sorted(lengths)}")
     if not lengths:
-        raise ValueError("scan: pass xs or length")
+        raise ValueError(f"{what}: pass xs or length")
     n = lengths.pop()
     c_leaves, c_tree = pytree.tree_flatten(init)
-    c_avals = [a.strip_weak_type() for a in avals(c_leaves)]
     x_avals = [ShapedArray(a.shape[1:], a.dtype) for a in avals(x_leaves)]
     out_trees = []
 
@@ -53,7 +67,7 @@ def scan(f, init, xs=None, length=None, reverse=False):
         x = pytree.tree_unflatten(x_tree, args[len(c_leaves):])
         res = f(carry, x)
         if not (isinstance(res, tuple) and len(res) == 2):
-            raise TypeError("scan: the body must return a pair (carry, y)")
+            raise TypeError(f"{what}: the body must return a pair (carry, y)")
         new_c, y = res
         c_out, c_tree_out = pytree.tree_flatten(new_c)
         y_out, y_tree = pytree.tree_flatten(y)
@@ -61,9 +75,17 @@ def scan(f, init, xs=None, length=None, reverse=False):
         return c_out + y_out
 
     body.__name__ = getattr(f, "__name__", "body")
+    # A carry leaf initialised with a Python scalar adopts the dtype the body gives it
+    # (JAX's rule): a first trace with it weakly typed decides, then the body is traced
+    # with strongly typed carries (the loop's residuals and tapes are never weak).
+    c_avals = avals(c_leaves)
     jaxpr, consts = trace_to_jaxpr(body, c_avals + x_avals)
+    if any(a.weak_type for a in c_avals):
+        c_leaves, _ = promote_weak_carry(c_leaves, c_avals, jaxpr.out_avals[: len(c_leaves)])
+        c_avals = [a.strip_weak_type() for a in avals(c_leaves)]
+        jaxpr, consts = trace_to_jaxpr(body, c_avals + x_avals)
     c_tree_out, y_tree = out_trees
-    check_carry("scan", c_tree, c_tree_out, c_avals, jaxpr.out_avals[: len(c_leaves)])
+    check_carry(what, c_tree, c_tree_out, c_avals, jaxpr.out_avals[: len(c_leaves)])
     closed, all_consts = hoist_consts([(jaxpr, consts)])
     outs = scan_p.bind(
         *all_consts, *c_leaves, *x_leaves, jaxpr=closed[0], num_consts=len(all_consts),
@@ -71,6 +93,14 @@ def scan(f, init, xs=None, length=None, reverse=False):
     )
     carry = pytree.tree_unflatten(c_tree, outs[: len(c_leaves)])
     return carry, pytree.tree_unflatten(y_tree, outs[len(c_leaves):])
+
+
+def check_unroll(what, unroll):
+    """``unroll`` as JAX accepts it: a positive int or a bool (funcgrad ignores it)."""
+    if isinstance(unroll, (bool, np.bool_)):
+        return
+    if not isinstance(unroll, (int, np.integer)) or unroll < 1:
+        raise TypeError(f"{what}: unroll must be a positive int or a bool, got {unroll!r}")
 
 
 def _invariant_vars(jaxpr: Jaxpr, invariant_inputs):
@@ -98,7 +128,9 @@ def _scan_jvp_eager(primals, tangents, jaxpr, nc, nk, length, reverse):
         return lax.reshape(lax.slice(v, (i,) + (0,) * (len(shape) - 1), (i + 1,) + shape[1:]), shape[1:])
 
     for i in (range(length - 1, -1, -1) if reverse else range(length)):
-        out, t_out = jvp_flat(body, consts + carry + [at(x, i) for x in xs], t_consts + t_carry + [at(t, i) for t in t_xs])
+        out, t_out = jvp_flat(
+            body, consts + carry + [at(x, i) for x in xs], t_consts + t_carry + [at(t, i) for t in t_xs]
+        )
         carry, t_carry = list(out[:nk]), list(t_out[:nk])
         ys.append(out[nk:])
         t_ys.append(t_out[nk:])
@@ -112,20 +144,47 @@ def _scan_jvp_eager(primals, tangents, jaxpr, nc, nk, length, reverse):
             t_stacked.append(Zero(tangent_aval(ShapedArray((0,) + a.shape, a.dtype))))
             continue
         stacked.append(lax.concatenate([lax.reshape(y[k], (1,) + a.shape) for y in ys], 0))
+        if not is_differentiable(a) or all(type(t[k]) is Zero for t in t_ys):
+            t_stacked.append(Zero(tangent_aval(ShapedArray((length,) + a.shape, a.dtype))))
+            continue
         ts = [instantiate(t[k]) for t in t_ys]
         t_stacked.append(lax.concatenate([lax.reshape(t, (1,) + a.shape) for t in ts], 0))
+    t_carry = [
+        t if is_differentiable(get_aval_any(c)) else Zero(tangent_aval(get_aval_any(c))) for c, t in zip(carry, t_carry)
+    ]
     return carry + stacked, t_carry + t_stacked
+
+
+def _nonzero(primals, tangents):
+    """Which operands have a tangent that is not symbolically zero (floats only)."""
+    return [type(t) is not Zero and is_differentiable(get_aval_any(p)) for p, t in zip(primals, tangents)]
 
 
 def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, reverse, linear=None):
     nc, nk = num_consts, num_carry
     if all_concrete(primals):
         return _scan_jvp_eager(primals, tangents, jaxpr, nc, nk, length, reverse)
-    tangents = [instantiate(t) if is_differentiable(get_aval_any(p)) else instantiate(Zero(tangent_aval(get_aval_any(p))))
-                for p, t in zip(primals, tangents)]
-    fwd_closed, lin, res_avals = linearize_jaxpr(jaxpr)
-    n_res = len(res_avals)
     n_out = len(jaxpr.out_avals)
+    n_y = n_out - nk
+    # Which carry tangents are non-zero: a fixpoint (a carry becomes non-zero when the
+    # body makes it depend on a non-zero tangent), as JAX's ``_scan_jvp`` does. Inputs
+    # that cannot reach the outputs get no tangent at all (and so no cotangent).
+    nz = _nonzero(primals, tangents)
+    carry_nz = nz[nc:nc + nk]
+    for _ in range(nk + 1):
+        parts = linearize_jaxpr_nz(jaxpr, nz[:nc] + carry_nz + nz[nc + nk:], carry_nz + [False] * n_y)
+        new = [a or b for a, b in zip(carry_nz, parts[3][:nk])]
+        if new == carry_nz:
+            break
+        carry_nz = new
+    fwd_closed, lin, res_avals, out_nz, used = parts
+    if not any(out_nz):
+        outs = scan_p.bind(*primals, jaxpr=jaxpr, num_consts=nc, num_carry=nk, length=length, reverse=reverse)
+        return outs, [Zero(tangent_aval(get_aval_any(o))) for o in outs]
+    nz_in = nz[:nc] + carry_nz + nz[nc + nk:]
+    # The carry keeps its tangents whether the body reads them or not.
+    keep = [u or nc <= i < nc + nk for i, u in zip([i for i, z in enumerate(nz_in) if z], used)]
+    n_res = len(res_avals)
     res_vars = fwd_closed.jaxpr.outvars[n_out:]
     # Residuals that depend only on the loop constants are the same every iteration:
     # compute them once, outside, instead of stacking one copy per step.
@@ -139,32 +198,37 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
     per_iter = [v for v, m in zip(res_vars, inv_mask) if not m]
     fwd_body = ClosedJaxpr(Jaxpr(fj.constvars, fj.invars, fj.eqns, fj.outvars[:n_out] + per_iter), fwd_closed.consts)
     outs = scan_p.bind(*primals, jaxpr=fwd_body, num_consts=nc, num_carry=nk, length=length, reverse=reverse)
-    n_y = n_out - nk
     primal_out, stacked_res = outs[: nk + n_y], outs[nk + n_y:]
     # Linear scan: constants = (invariant residuals, const tangents); carry = carry
-    # tangents; xs = (per-iteration residuals, x tangents).
+    # tangents; xs = (per-iteration residuals, x tangents). Only non-zero tangents the
+    # body reads are operands.
     lj = lin.jaxpr  # (residuals, tangents) -> tangents
-    res_in, t_in = list(lj.invars[:n_res]), lj.invars[n_res:]
+    res_in, t_in = list(lj.invars[:n_res]), [v for v, k in zip(lj.invars[n_res:], keep) if k]
     inv_in = [v for v, m in zip(res_in, inv_mask) if m]
     it_in = [v for v, m in zip(res_in, inv_mask) if not m]
-    t_c, t_k, t_x = t_in[:nc], t_in[nc:nc + nk], t_in[nc + nk:]
-    lin_body = ClosedJaxpr(Jaxpr([], inv_in + list(t_c) + list(t_k) + it_in + list(t_x), lj.eqns, lj.outvars), [])
+    pos = [i for i, z in enumerate(nz_in) if z]
+    pos = [i for i, k in zip(pos, keep) if k]
+    n_tc, n_tk = sum(i < nc for i in pos), sum(nc <= i < nc + nk for i in pos)
+    t_c, t_k, t_x = t_in[:n_tc], t_in[n_tc:n_tc + n_tk], t_in[n_tc + n_tk:]
+    lin_body = ClosedJaxpr(Jaxpr([], inv_in + t_c + t_k + it_in + t_x, lj.eqns, lj.outvars), [])
+    ops = [instantiate(tangents[i]) for i in pos]
     # ``linear`` marks which operands the transpose treats as linear (a tangent may be
     # a concrete zero, which is still linear by position).
-    lin_mask = (False,) * len(inv_res) + (True,) * (nc + nk) + (False,) * len(stacked_res) + (True,) * (len(primals) - nc - nk)
+    lin_mask = (False,) * len(inv_res) + (True,) * (n_tc + n_tk) + (False,) * len(stacked_res) + (True,) * len(t_x)
     t_out = scan_p.bind(
-        *inv_res, *tangents[:nc], *tangents[nc:nc + nk], *stacked_res, *tangents[nc + nk:],
-        jaxpr=lin_body, num_consts=len(inv_res) + nc, num_carry=nk, length=length, reverse=reverse,
+        *inv_res, *ops[:n_tc + n_tk], *stacked_res, *ops[n_tc + n_tk:],
+        jaxpr=lin_body, num_consts=len(inv_res) + n_tc, num_carry=n_tk, length=length, reverse=reverse,
         linear=lin_mask,
     )
-    return primal_out, t_out
+    it = iter(t_out)
+    return primal_out, [next(it) if z else Zero(tangent_aval(get_aval_any(o))) for o, z in zip(primal_out, out_nz)]
 
 
 def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, linear=None):
     nc, nk = num_consts, num_carry
     if linear is None:
         linear = tuple(is_undefined(a) for a in args)
-    consts, carry, xs = args[:nc], args[nc:nc + nk], args[nc + nk:]
+    consts, xs = args[:nc], args[nc + nk:]
     c_lin, k_lin, x_lin = list(linear[:nc]), list(linear[nc:nc + nk]), list(linear[nc + nk:])
     if not all(k_lin):
         raise NotImplementedError("scan transpose: the carry must be entirely linear")
@@ -187,12 +251,7 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, l
     res_x_avals = [unstacked_aval(get_aval_any(r)) for r in res_x]
 
     def body_t(*args_t):
-        i = 0
-        rc = args_t[i:i + n_res_c]; i += n_res_c
-        acc = args_t[i:i + len(lin_c)]; i += len(lin_c)
-        ctk = args_t[i:i + nk]; i += nk
-        rx = args_t[i:i + n_res_x]; i += n_res_x
-        cty = args_t[i:]
+        rc, acc, ctk, rx, cty = split_list(args_t, n_res_c, len(lin_c), nk, n_res_x)
         cts_in = backward_pass(as_linear, list(rc) + list(rx), list(ctk) + list(cty))
         cts_in = [instantiate(c) for c in cts_in]
         ct_c, ct_k, ct_x = cts_in[: len(lin_c)], cts_in[len(lin_c):len(lin_c) + nk], cts_in[len(lin_c) + nk:]
@@ -201,7 +260,9 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, l
         new_acc = [lax.add(a, c) for a, c in zip(acc, ct_c)]
         return list(new_acc) + list(ct_k) + list(ct_x)
 
-    body_closed = closed_jaxpr(body_t, [get_aval_any(r) for r in res_c] + lin_c_avals + ct_carry_avals + res_x_avals + ct_y_avals)
+    body_closed = closed_jaxpr(
+        body_t, [get_aval_any(r) for r in res_c] + lin_c_avals + ct_carry_avals + res_x_avals + ct_y_avals
+    )
     acc0 = [zeros_like_aval(a) for a in lin_c_avals]
     outs = scan_p.bind(
         *res_c, *acc0, *ct_carry, *res_x, *ct_ys, jaxpr=body_closed, num_consts=n_res_c,

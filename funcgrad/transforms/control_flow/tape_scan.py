@@ -56,6 +56,7 @@ from funcgrad.tapes import (
     tape_zip_p,
     while_tape_p,
 )
+from funcgrad.transforms.control_flow.common import split_list
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr
 from funcgrad.transforms.jvp import is_linearizing, jvp_flat
 from funcgrad.transforms.transpose import backward_pass
@@ -77,7 +78,9 @@ def _tape_scan_jvp(primals, tangents, *, body, num_tapes, num_consts, reverse, l
     t_tapes, t_consts, t_carry = scan_parts(tangents, num_tapes, num_consts)
     nk = len(carry)
     out_avals = [get_aval_any(c).strip_weak_type() for c in carry] + ([ys_aval] if ys_aval is not None else [])
-    params = dict(body=body, num_tapes=num_tapes, num_consts=num_consts, reverse=reverse, linear=linear, ys_aval=ys_aval)
+    params = dict(
+        body=body, num_tapes=num_tapes, num_consts=num_consts, reverse=reverse, linear=linear, ys_aval=ys_aval
+    )
     if all(type(t) is Zero for t in tangents):
         outs = tape_scan_p.bind(*primals, **params)
         return outs, [Zero(tangent_aval(a)) for a in out_avals]
@@ -109,7 +112,9 @@ def _tape_scan_jvp(primals, tangents, *, body, num_tapes, num_consts, reverse, l
             in_mask = list(range(pos + sz - src.n_masks, pos + sz))
         pos += sz
     if ysb:
-        fwd = _permuted(fwd, list(range(nk + n_ysf)) + list(range(nk + n_ys, nk + n_ys + n_s)) + list(range(nk + n_ysf, nk + n_ys)))
+        fwd = _permuted(
+            fwd, list(range(nk + n_ysf)) + list(range(nk + n_ys, nk + n_ys + n_s)) + list(range(nk + n_ysf, nk + n_ys))
+        )
         ys_s = ys_aval.with_fields(list(ys_aval.fields) + list(s_avals))
     elif in_mask is not None:
         fwd_fn = jaxpr_as_fun(fwd)
@@ -162,13 +167,7 @@ def _joint_jvp(tapes, consts, carry, d_ops, present, tape_has, params, in_avals,
     n_dfields = sum(present[:n_fields])
 
     def joint(*xs):
-        i = 0
-        fields = xs[i:i + n_fields]; i += n_fields
-        dfields = xs[i:i + n_dfields]; i += n_dfields
-        c = xs[i:i + nc]; i += nc
-        dc = xs[i:i + nc]; i += nc
-        k = xs[i:i + nk]; i += nk
-        dk = xs[i:]
+        fields, dfields, c, dc, k, dk = split_list(xs, n_fields, n_dfields, nc, nc, nk)
         it = iter(dfields)
         full_d = [next(it) if p else Zero(tangent_aval(a)) for a, p in zip(in_avals[:n_fields], present)]
         out, t_out = jvp_flat(fn, list(fields) + list(c) + list(k), full_d + list(dc) + list(dk))
@@ -178,7 +177,14 @@ def _joint_jvp(tapes, consts, carry, d_ops, present, tape_has, params, in_avals,
 
     ta = lambda avs: [tangent_aval(a) for a in avs]  # noqa: E731
     f_avals, c_avals, k_avals = in_avals[:n_fields], in_avals[n_fields:n_fields + nc], in_avals[n_fields + nc:]
-    joint_avals = list(f_avals) + [tangent_aval(a) for a, p in zip(f_avals, present) if p] + list(c_avals) + ta(c_avals) + list(k_avals) + ta(k_avals)
+    joint_avals = (
+        list(f_avals)
+        + [tangent_aval(a) for a, p in zip(f_avals, present) if p]
+        + list(c_avals)
+        + ta(c_avals)
+        + list(k_avals)
+        + ta(k_avals)
+    )
     joint_closed = closed_jaxpr(joint, joint_avals)
     ys_avals = list(body.out_avals[nk:nk + n_ys])
     ys_joint = None
@@ -186,8 +192,15 @@ def _joint_jvp(tapes, consts, carry, d_ops, present, tape_has, params, in_avals,
         ys_joint = ys_aval.with_fields(ys_avals + ta(ys_avals)) if ysb else TapeAval(ys_avals + ta(ys_avals))
     # fields of the tangent tapes come after all primal fields: reorder by building the body
     # with tapes in the order (primal tapes..., tangent tapes...).
-    outs = tape_scan(list(tapes) + list(d_tapes), list(consts) + list(d_consts), list(carry) + list(d_carry), joint_closed,
-                     reverse=params["reverse"], linear=(False,) * (n_tapes + n_dt + 2 * nc + 2 * nk), ys_aval=ys_joint)
+    outs = tape_scan(
+        list(tapes) + list(d_tapes),
+        list(consts) + list(d_consts),
+        list(carry) + list(d_carry),
+        joint_closed,
+        reverse=params["reverse"],
+        linear=(False,) * (n_tapes + n_dt + 2 * nc + 2 * nk),
+        ys_aval=ys_joint,
+    )
     k_out, dk_out = list(outs[:nk]), list(outs[nk:2 * nk])
     if ys_aval is None:
         return k_out, dk_out
@@ -214,10 +227,20 @@ def _tape_scan_transpose(cts, *args, body, num_tapes, num_consts, reverse, linea
     sizes = [len(tape_aval_of(t).res_avals) if not m else len(t.aval.res_avals) for t, m in zip(tapes, lin_tape)]
     j = body.jaxpr
     n_fields = sum(sizes)
-    field_vars, const_vars, carry_vars = j.invars[:n_fields], j.invars[n_fields:n_fields + num_consts], j.invars[n_fields + num_consts:]
+    field_vars, const_vars, carry_vars = (
+        j.invars[:n_fields],
+        j.invars[n_fields : n_fields + num_consts],
+        j.invars[n_fields + num_consts :],
+    )
     field_lin = [m for m, s in zip(lin_tape, sizes) for _ in range(s)]
-    nonlin_vars = [v for v, m in zip(field_vars, field_lin) if not m] + [v for v, m in zip(const_vars, lin_const) if not m]
-    lin_vars = [v for v, m in zip(field_vars, field_lin) if m] + [v for v, m in zip(const_vars, lin_const) if m] + list(carry_vars)
+    nonlin_vars = [v for v, m in zip(field_vars, field_lin) if not m] + [
+        v for v, m in zip(const_vars, lin_const) if not m
+    ]
+    lin_vars = (
+        [v for v, m in zip(field_vars, field_lin) if m]
+        + [v for v, m in zip(const_vars, lin_const) if m]
+        + list(carry_vars)
+    )
     as_linear = Jaxpr(nonlin_vars, lin_vars, j.eqns, j.outvars)
     n_nonlin = len(nonlin_vars)
     n_lin_fields = sum(field_lin)
@@ -258,24 +281,29 @@ def _tape_scan_transpose(cts, *args, body, num_tapes, num_consts, reverse, linea
 
         def body_t(*xs):
             i = 0
-            nl_fields = xs[i:i + n_nonlin_fields]; i += n_nonlin_fields
+            nl_fields = xs[i:i + n_nonlin_fields]
+            i += n_nonlin_fields
             y_cts = list(xs[i:i + len(ys_ct_avals)]) if has_ys_ct else [Zero(a) for a in ys_ct_avals]
             if has_ys_ct and ys_batched:  # the masks: not cotangents
                 for q in range(len(y_cts) - ys_aval.n_masks, len(y_cts)):
                     y_cts[q] = Zero(ys_ct_avals[q])
             i += len(ys_ct_avals) if has_ys_ct else 0
-            nl_consts = xs[i:i + n_nonlin - n_nonlin_fields]; i += n_nonlin - n_nonlin_fields
-            acc = xs[i:i + n_lin_consts]; i += n_lin_consts
-            k_ct = xs[i:]
+            nl_consts, acc, k_ct = split_list(xs[i:], n_nonlin - n_nonlin_fields, n_lin_consts)
             got = backward_pass(as_linear, list(nl_fields) + list(nl_consts), list(k_ct) + list(y_cts))
             got = [instantiate(g) for g in got]
-            f_ct, c_ct, prev_k = got[:n_lin_fields], got[n_lin_fields:n_lin_fields + n_lin_consts], got[n_lin_fields + n_lin_consts:]
+            f_ct, c_ct, prev_k = (
+                got[:n_lin_fields],
+                got[n_lin_fields : n_lin_fields + n_lin_consts],
+                got[n_lin_fields + n_lin_consts :],
+            )
             from funcgrad.core import lax_api as lax
 
             f_ct = [c for c, k in zip(f_ct, keep) if k] + ([xs[q] for q in mask_at[sig]] if sig[0] is not None else [])
             return [lax.add(a, c) for a, c in zip(acc, c_ct)] + list(prev_k) + f_ct
 
-        t_avals = nonlin_field_avals + (ys_ct_avals if has_ys_ct else []) + nl_const_avals + lin_const_avals + k_ct_avals
+        t_avals = (
+            nonlin_field_avals + (ys_ct_avals if has_ys_ct else []) + nl_const_avals + lin_const_avals + k_ct_avals
+        )
         body_closed = closed_jaxpr(body_t, t_avals)
         g_fields = [tangent_aval(a) for i in group for a in lin_avals[i].fields]
         new_ys = None
@@ -340,12 +368,15 @@ def _tape_scan_batch(args, bdims, *, body, num_tapes, num_consts, reverse, linea
     consts = [x if d is None else bdim_at(x, d, size, 0) for x, d in zip(consts, d_consts)]
     carry = [batch_tape(x, d, size) if is_tape(x) else bdim_at(x, d, size, 0)
              for x, d in zip(carry, bdims[num_tapes + num_consts:])]
-    nk, n_ys = len(carry), len(body.out_avals) - len(carry)
+    nk = len(carry)
     sizes = [len(a.res_avals) for a in t_avals]
     masked = [d is not None for d in d_tapes]
     b = lambda a: batched_aval(a, size)  # noqa: E731
-    inner_dims = ([d for m, a in zip(masked, t_avals) for d in ([0] * (len(a.res_avals) - 1) if m else [None] * len(a.res_avals))]
-                  + [None if d is None else 0 for d in d_consts] + [0] * nk)
+    inner_dims = (
+        [d for m, a in zip(masked, t_avals) for d in ([0] * (len(a.res_avals) - 1) if m else [None] * len(a.res_avals))]
+        + [None if d is None else 0 for d in d_consts]
+        + [0] * nk
+    )
     fn = jaxpr_as_fun(body)
 
     def batched_body(*xs):
@@ -370,7 +401,9 @@ def _tape_scan_batch(args, bdims, *, body, num_tapes, num_consts, reverse, linea
             mask = lax.broadcast_in_dim(np.array(True), (size,), ())
         return list(new) + list(ys) + [mask]
 
-    in_avals = ([f for a in t_avals for f in a.res_avals] + [get_aval_any(c) for c in consts] + [get_aval_any(k) for k in carry])
+    in_avals = (
+        [f for a in t_avals for f in a.res_avals] + [get_aval_any(c) for c in consts] + [get_aval_any(k) for k in carry]
+    )
     new_body = closed_jaxpr(batched_body, in_avals)
     new_ys = None
     if ys_aval is not None:
@@ -433,8 +466,16 @@ def while_tape_linearize(cc, bc, carry, t_bc, t_carry, *, cond_jaxpr, body_jaxpr
     if nm:  # fwd: (k', r, masks, s) -> record (r, s, masks)
         o = nk + n_rf
         fwd = _permuted(fwd, list(range(o)) + list(range(o + nm, o + nm + n_s)) + list(range(o, o + nm)))
-    outs = while_tape_p.bind(*cc, *bc, *carry, cond_jaxpr=cond_jaxpr, body_jaxpr=fwd, cond_nconsts=cond_nconsts,
-                                body_nconsts=nb, tape_aval=tape_aval.with_fields(list(tape_aval.fields) + list(s_avals)))
+    outs = while_tape_p.bind(
+        *cc,
+        *bc,
+        *carry,
+        cond_jaxpr=cond_jaxpr,
+        body_jaxpr=fwd,
+        cond_nconsts=cond_nconsts,
+        body_nconsts=nb,
+        tape_aval=tape_aval.with_fields(list(tape_aval.fields) + list(s_avals)),
+    )
     r_tape, s_tape = tape_split_p.bind(outs[nk], n=n_rf)
     d_in = [instantiate(t) for t in list(t_bc) + list(t_carry)]
     lin_fn = jaxpr_as_fun(lin)
@@ -443,7 +484,9 @@ def while_tape_linearize(cc, bc, carry, t_bc, t_carry, *, cond_jaxpr, body_jaxpr
         out = lin_fn(*xs[:n_s], *xs[n_s + nm:])
         return list(out[:nk + n_rf]) + list(xs[n_s:n_s + nm])
 
-    lin_closed = closed_jaxpr(lin_body, list(tape_aval_of(s_tape).res_avals) + [tangent_aval(a) for a in body_jaxpr.in_avals])
+    lin_closed = closed_jaxpr(
+        lin_body, list(tape_aval_of(s_tape).res_avals) + [tangent_aval(a) for a in body_jaxpr.in_avals]
+    )
     d_r = tape_aval.with_fields([tangent_aval(a) for a in tape_aval.fields])
     t_out = tape_scan([s_tape], d_in[:nb], d_in[nb:], lin_closed, reverse=False, linear=(False,) + (True,) * len(d_in),
                       ys_aval=d_r)
@@ -484,9 +527,14 @@ def tape_broadcast(tape, size: int):
         return out
 
     def bcast(*fields):
-        out = [tape_broadcast(f, size) if isinstance(get_aval_any(f), TapeAval)
-               else lax.broadcast_in_dim(f, (size,) + get_aval_any(f).shape, tuple(range(1, 1 + len(get_aval_any(f).shape))))
-               for f in fields]
+        out = [
+            tape_broadcast(f, size)
+            if isinstance(get_aval_any(f), TapeAval)
+            else lax.broadcast_in_dim(
+                f, (size,) + get_aval_any(f).shape, tuple(range(1, 1 + len(get_aval_any(f).shape)))
+            )
+            for f in fields
+        ]
         return out + [lax.broadcast_in_dim(np.array(True), (size,), ())]
 
     body = closed_jaxpr(bcast, list(aval.res_avals))

@@ -11,7 +11,7 @@ goes through ``tape_scan`` (``tape_scan.py``).
 """
 from __future__ import annotations
 
-from funcgrad.core.ad_util import Zero, instantiate, is_undefined, tangent_aval, zeros_like_aval
+from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, is_undefined, tangent_aval, zeros_like_aval
 from funcgrad.core.interpret import eval_jaxpr, jaxpr_as_fun
 from funcgrad.core.ir import Jaxpr
 from funcgrad.core.primitive import allow_missing, batch_rules, jvp_rules, transpose_rules
@@ -29,25 +29,34 @@ from funcgrad.tapes import (
     zip_avals,
 )
 from funcgrad.transforms.control_flow.tape_scan import batch_tape, tape_apply_as_scan_jvp, while_tape_linearize
-from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr
+from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz, select_invars
 from funcgrad.transforms.jvp import is_linearizing, jvp_flat
 from funcgrad.transforms.transpose import backward_pass
 
 
-def while_jvp_tape(cc, bc, carry, t_bc, t_carry, cond_jaxpr, body_jaxpr, cond_nconsts):
+def while_jvp_tape(cc, bc, carry, t_bc, t_carry, cond_jaxpr, body_jaxpr, cond_nconsts, carry_nz):
     """Staged reverse mode through a while (the JVP rule of ``while`` under
-    linearization): a forward while recording residuals + a linear tape replay."""
+    linearization): a forward while recording residuals + a linear tape replay.
+    ``carry_nz`` (a fixpoint, ``while_loop.py``) marks the carries with a tangent; body
+    constants whose tangent is zero or unread get none."""
     nb, nk = len(bc), len(carry)
-    fwd_closed, body, res_avals = linearize_jaxpr(body_jaxpr)
+    nz_b = [type(t) is not Zero and is_differentiable(get_aval_any(p)) for p, t in zip(bc, t_bc)]
+    fwd_closed, body, res_avals, _, used = linearize_jaxpr_nz(body_jaxpr, nz_b + list(carry_nz), carry_nz)
+    n_tb = sum(nz_b)
+    keep = list(used[:n_tb]) + [True] * sum(carry_nz)
+    body = select_invars(body, [True] * len(res_avals) + keep)
     tape_aval = TapeAval(res_avals)
     outs = while_tape_p.bind(
         *cc, *bc, *carry, cond_jaxpr=cond_jaxpr, body_jaxpr=fwd_closed, cond_nconsts=cond_nconsts,
         body_nconsts=nb, tape_aval=tape_aval,
     )
     carry_out, tape = outs[:nk], outs[nk]
-    tans = [instantiate(t) for t in list(t_bc) + list(t_carry)]
-    t_out = tape_apply_p.bind(tape, *tans, body=body, num_consts=nb, reverse=False, linear=(True,) * (nb + nk))
-    return carry_out, t_out
+    t_b = [instantiate(t) for t, z in zip(t_bc, nz_b) if z]
+    t_b = [t for t, k in zip(t_b, keep) if k]
+    t_k = [instantiate(t) for t, z in zip(t_carry, carry_nz) if z]
+    t_out = iter(tape_apply_p.bind(tape, *t_b, *t_k, body=body, num_consts=len(t_b), reverse=False,
+                                   linear=(True,) * (len(t_b) + len(t_k))))
+    return carry_out, [next(t_out) if z else Zero(tangent_aval(get_aval_any(c))) for c, z in zip(carry_out, carry_nz)]
 
 
 def _tape_apply_transpose(cts, tape, *args, body, num_consts, reverse, linear):
@@ -61,7 +70,9 @@ def _tape_apply_transpose(cts, tape, *args, body, num_consts, reverse, linear):
     n_tape = len(tape_aval_of(tape).res_avals)
     b = body.jaxpr
     nk = len(carry)
-    as_linear = Jaxpr(b.invars[:n_tape] + b.invars[n_tape:n_tape + n_res_c], b.invars[n_tape + n_res_c:], b.eqns, b.outvars)
+    as_linear = Jaxpr(
+        b.invars[:n_tape] + b.invars[n_tape : n_tape + n_res_c], b.invars[n_tape + n_res_c :], b.eqns, b.outvars
+    )
     lin_c_avals = [a.aval if is_undefined(a) else tangent_aval(get_aval_any(a)) for a in lin_c]
     ct_avals = [tangent_aval(a) for a in body.out_avals]
 
@@ -223,13 +234,18 @@ def _tape_apply_jvp(primals, tangents, *, body, num_consts, reverse, linear):
     tape, *args = primals
     t_tape = tangents[0]
     if type(t_tape) is Zero:
-        return _tape_apply_jvp_fixed_tape(primals, tangents, body=body, num_consts=num_consts, reverse=reverse, linear=linear)
+        return _tape_apply_jvp_fixed_tape(
+            primals, tangents, body=body, num_consts=num_consts, reverse=reverse, linear=linear
+        )
     if is_linearizing(tangents):  # reverse over reverse: see tape_scan.py
         return tape_apply_as_scan_jvp(primals, tangents, body=body, num_consts=num_consts, reverse=reverse,
                                       linear=linear)
     n_args = len(args)
     n_res = len(body.in_avals) - n_args
-    t_args = [instantiate(t) if type(t) is not Zero else instantiate(Zero(tangent_aval(get_aval_any(a)))) for a, t in zip(args, tangents[1:])]
+    t_args = [
+        instantiate(t) if type(t) is not Zero else instantiate(Zero(tangent_aval(get_aval_any(a))))
+        for a, t in zip(args, tangents[1:])
+    ]
     nc = num_consts
     body_fn = jaxpr_as_fun(body)
     t_aval = tape_aval_of(tape)
@@ -253,7 +269,9 @@ def _tape_apply_jvp(primals, tangents, *, body, num_consts, reverse, linear):
     c_avals = list(body.in_avals[n_res:n_res + nc])
     k_avals = list(body.in_avals[n_res + nc:])
     ta = lambda avals: [tangent_aval(a) for a in avals]  # noqa: E731
-    new_body = closed_jaxpr(jvp_body, res_avals + ta(res_avals) + mask_avals + c_avals + ta(c_avals) + k_avals + ta(k_avals))
+    new_body = closed_jaxpr(
+        jvp_body, res_avals + ta(res_avals) + mask_avals + c_avals + ta(c_avals) + k_avals + ta(k_avals)
+    )
     zipped = tape_zip_p.bind(tape, t_tape)
     c, k = list(args[:nc]), list(args[nc:])
     tc, tk = t_args[:nc], t_args[nc:]
@@ -286,7 +304,9 @@ batch_rules[tape_zip_p] = _tape_zip_batch
 allow_missing("eager_vjp", tape_zip_p, "uses the general reverse mode for this one primitive: a run-time tape op")
 jvp_rules[tape_split_p] = lambda primals, tangents, *, n: (
     tape_split_p.bind(primals[0], n=n),
-    [Zero(a) for a in split_tape_avals(get_aval_any(primals[0]), n)] if type(tangents[0]) is Zero else tape_split_p.bind(tangents[0], n=n),
+    [Zero(a) for a in split_tape_avals(get_aval_any(primals[0]), n)]
+    if type(tangents[0]) is Zero
+    else tape_split_p.bind(tangents[0], n=n),
 )
 jvp_rules[tape_zip_p] = lambda primals, tangents: (
     tape_zip_p.bind(*primals),

@@ -24,12 +24,13 @@ from funcgrad.transforms.control_flow.common import (
     check_carry,
     concrete,
     has_tracers,
+    promote_weak_carry,
     trace_pytree_fun,
 )
-from funcgrad.transforms.control_flow.scan import scan
+from funcgrad.transforms.control_flow.scan import check_unroll, scan_with_name
 from funcgrad.transforms.control_flow.tape_scan import batch_tape
 from funcgrad.transforms.control_flow.tapes import while_jvp_tape
-from funcgrad.transforms.jaxpr_ad import closed_jaxpr
+from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz
 from funcgrad.transforms.jvp import is_linearizing, jvp_flat
 
 
@@ -49,30 +50,56 @@ def while_loop(cond_fun, body_fun, init_val, checkpoints=None):
     residuals at a time (best near k = sqrt(n)).
     """
     if checkpoints is not None:
-        if isinstance(checkpoints, (bool, np.bool_)) or not isinstance(checkpoints, (int, np.integer)) or checkpoints < 1:
+        if (
+            isinstance(checkpoints, (bool, np.bool_))
+            or not isinstance(checkpoints, (int, np.integer))
+            or checkpoints < 1
+        ):
             raise ValueError(f"while_loop: checkpoints must be a positive int, got {checkpoints!r}")
         k = int(checkpoints)
         return _segmented_while(cond_fun, body_fun, init_val, k)
+    return while_with_name("while_loop", cond_fun, body_fun, init_val)
+
+
+def while_with_name(what, cond_fun, body_fun, init_val, first_leaf=0):
+    """``while_loop`` without checkpoints, with errors naming ``what`` (the function the
+    user called; ``first_leaf`` carry leaves were added by it)."""
     c_leaves, c_tree = pytree.tree_flatten(init_val)
     args_tree = pytree.tree_structure((init_val,))
-    c_avals = [a.strip_weak_type() for a in avals(c_leaves)]
+    # A carry leaf initialised with a Python scalar adopts the dtype the body gives it
+    # (JAX's rule): a first trace with it weakly typed decides, then the body is traced
+    # with strongly typed carries (the loop's residuals and tapes are never weak).
+    c_avals = avals(c_leaves)
+    body_j, body_consts, body_tree = trace_pytree_fun(body_fun, args_tree, c_avals, "body_fun")
+    if any(a.weak_type for a in c_avals):
+        c_leaves, changed = promote_weak_carry(c_leaves, c_avals, body_j.out_avals)
+        if changed:
+            init_val = pytree.tree_unflatten(c_tree, c_leaves)
+        c_avals = [a.strip_weak_type() for a in avals(c_leaves)]
+        body_j, body_consts, body_tree = trace_pytree_fun(body_fun, args_tree, c_avals, "body_fun")
+    check_carry(what, c_tree, body_tree, c_avals, body_j.out_avals, first_leaf)
     cond_j, cond_consts, cond_tree = trace_pytree_fun(cond_fun, args_tree, c_avals, "cond_fun")
     if len(cond_j.out_avals) != 1 or cond_j.out_avals[0].shape != () or cond_j.out_avals[0].dtype.kind not in "bif":
         shown = [a.str_short() for a in cond_j.out_avals]
-        raise TypeError(f"while_loop: cond_fun must return a scalar boolean, got {shown}")
+        raise TypeError(f"{what}: cond_fun must return a scalar boolean, got {shown}")
     if cond_j.out_avals[0].dtype != np.bool_:
-        raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got {cond_j.out_avals[0].str_short()}")
-    body_j, body_consts, body_tree = trace_pytree_fun(body_fun, args_tree, c_avals, "body_fun")
-    check_carry("while_loop", c_tree, body_tree, c_avals, body_j.out_avals)
+        raise TypeError(f"{what}: cond_fun must return a boolean scalar, got {cond_j.out_avals[0].str_short()}")
     if all_concrete(c_leaves) and not has_tracers(cond_consts + body_consts):
         # Eager: run the user's functions directly (they may run under eager grad).
         val = init_val
         while bool(np.asarray(concrete(cond_fun(val)))):
             val = body_fun(val)
+        # Python scalars the body returned become arrays of the carry's dtype, as staged.
+        leaves = pytree.tree_leaves(val)
+        if any(type(v) in (bool, int, float) for v in leaves):
+            val = pytree.tree_unflatten(c_tree, [np.asarray(v, a.dtype) if type(v) in (bool, int, float) else v
+                                                 for v, a in zip(leaves, c_avals)])
         return val
     (cc,), ccs = hoist_consts([(cond_j, cond_consts)])
     (bb,), bcs = hoist_consts([(body_j, body_consts)])
-    outs = while_p.bind(*ccs, *bcs, *c_leaves, cond_jaxpr=cc, body_jaxpr=bb, cond_nconsts=len(ccs), body_nconsts=len(bcs))
+    outs = while_p.bind(
+        *ccs, *bcs, *c_leaves, cond_jaxpr=cc, body_jaxpr=bb, cond_nconsts=len(ccs), body_nconsts=len(bcs)
+    )
     return pytree.tree_unflatten(c_tree, outs)
 
 
@@ -98,10 +125,23 @@ def _as_bool(x):
     return x if isinstance(x, Tracer) else np.asarray(x, np.bool_)
 
 
+def _carry_nonzero(body_jaxpr, nz_b, carry_nz):
+    """Which carries have a non-zero tangent: a fixpoint over the body (a carry gets one
+    when the body makes it depend on a non-zero tangent), as JAX's while JVP does."""
+    carry_nz = list(carry_nz)
+    for _ in range(len(carry_nz) + 1):
+        out_nz = linearize_jaxpr_nz(body_jaxpr, nz_b + carry_nz, carry_nz)[3]
+        new = [a or b for a, b in zip(carry_nz, out_nz)]
+        if new == carry_nz:
+            break
+        carry_nz = new
+    return carry_nz
+
+
 def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     cc, bc, carry = while_parts(primals, cond_nconsts, body_nconsts)
     nb = body_nconsts
-    tans = [instantiate(t) if is_differentiable(get_aval_any(p)) else Zero(tangent_aval(get_aval_any(p)))
+    tans = [t if is_differentiable(get_aval_any(p)) else Zero(tangent_aval(get_aval_any(p)))
             for p, t in zip(primals, tangents)]
     t_bc, t_carry = tans[cond_nconsts:cond_nconsts + nb], tans[cond_nconsts + nb:]
     body_fn = jaxpr_as_fun(body_jaxpr)
@@ -111,23 +151,29 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
         # is known only at run time), and the backward pass replays them in reverse.
         while bool(np.asarray(concrete(eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *cc, *carry)[0]))):
             carry, t_carry = jvp_flat(body_fn, list(bc) + list(carry), list(t_bc) + list(t_carry))
-            t_carry = [instantiate(t) if get_aval_any(p).dtype.kind == "f" else t for p, t in zip(carry, t_carry)]
+            t_carry = [t if is_differentiable(get_aval_any(p)) else Zero(tangent_aval(get_aval_any(p)))
+                       for p, t in zip(carry, t_carry)]
         return list(carry), list(t_carry)
+    nz_b = [type(t) is not Zero for t in t_bc]
+    carry_nz = _carry_nonzero(body_jaxpr, nz_b, [type(t) is not Zero for t in t_carry])
+    if not any(carry_nz):
+        outs = while_p.bind(*primals, cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr,
+                            cond_nconsts=cond_nconsts, body_nconsts=nb)
+        return outs, [Zero(tangent_aval(get_aval_any(o))) for o in outs]
     if is_linearizing(list(t_bc) + list(t_carry)):
-        return while_jvp_tape(cc, bc, carry, t_bc, t_carry, cond_jaxpr, body_jaxpr, cond_nconsts)
-    # Staged forward mode: one while over (carry, carry tangents).
-    float_mask = [get_aval_any(p).dtype.kind == "f" for p in carry]
-    t_carry_in = [t for t, m in zip(t_carry, float_mask) if m]
-    t_bc_in = [instantiate(t) for t in t_bc]
-    nk = len(carry)
+        return while_jvp_tape(cc, bc, carry, t_bc, t_carry, cond_jaxpr, body_jaxpr, cond_nconsts, carry_nz)
+    # Staged forward mode: one while over (carry, tangents of the non-zero carries).
+    t_carry_in = [instantiate(t) for t, m in zip(t_carry, carry_nz) if m]
+    t_bc_in = [instantiate(t) for t, m in zip(t_bc, nz_b) if m]
+    nk, n_tb = len(carry), len(t_bc_in)
 
     def body_jvp(*xs):
-        b, t_b = xs[:nb], xs[nb:2 * nb]
-        k, t_k = xs[2 * nb:2 * nb + nk], xs[2 * nb + nk:]
-        it = iter(t_k)
-        full_t = [next(it) if m else Zero(tangent_aval(get_aval_any(v))) for v, m in zip(k, float_mask)]
-        out, t_out = jvp_flat(body_fn, list(b) + list(k), list(t_b) + full_t)
-        return list(out) + [instantiate(t) for t, m in zip(t_out, float_mask) if m]
+        b, t_b = xs[:nb], iter(xs[nb:nb + n_tb])
+        k, t_k = xs[nb + n_tb:nb + n_tb + nk], iter(xs[nb + n_tb + nk:])
+        full_b = [next(t_b) if m else Zero(tangent_aval(get_aval_any(v))) for v, m in zip(b, nz_b)]
+        full_t = [next(t_k) if m else Zero(tangent_aval(get_aval_any(v))) for v, m in zip(k, carry_nz)]
+        out, t_out = jvp_flat(body_fn, list(b) + list(k), full_b + full_t)
+        return list(out) + [instantiate(t) for t, m in zip(t_out, carry_nz) if m]
 
     def cond_jvp(*xs):
         c, k = xs[:cond_nconsts], xs[cond_nconsts:cond_nconsts + nk]
@@ -135,15 +181,16 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
 
     b_avals = body_jaxpr.in_avals[:nb]
     k_avals = [get_aval_any(p).strip_weak_type() for p in carry]
-    tk_avals = [tangent_aval(a) for a, m in zip(k_avals, float_mask) if m]
-    body_closed = closed_jaxpr(body_jvp, list(b_avals) + [tangent_aval(a) for a in b_avals] + k_avals + tk_avals)
+    tb_avals = [tangent_aval(a) for a, m in zip(b_avals, nz_b) if m]
+    tk_avals = [tangent_aval(a) for a, m in zip(k_avals, carry_nz) if m]
+    body_closed = closed_jaxpr(body_jvp, list(b_avals) + tb_avals + k_avals + tk_avals)
     cond_closed = closed_jaxpr(cond_jvp, list(cond_jaxpr.in_avals[:cond_nconsts]) + k_avals + tk_avals)
     outs = while_p.bind(
         *cc, *bc, *t_bc_in, *carry, *t_carry_in, cond_jaxpr=cond_closed, body_jaxpr=body_closed,
-        cond_nconsts=cond_nconsts, body_nconsts=2 * nb,
+        cond_nconsts=cond_nconsts, body_nconsts=nb + n_tb,
     )
     it = iter(outs[nk:])
-    t_out = [next(it) if m else Zero(tangent_aval(a)) for a, m in zip(k_avals, float_mask)]
+    t_out = [next(it) if m else Zero(tangent_aval(a)) for a, m in zip(k_avals, carry_nz)]
     return outs[:nk], t_out
 
 
@@ -173,7 +220,9 @@ def _while_batch(args, bdims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
 
     k_avals = [batched(a) for a in cond_jaxpr.in_avals[nc:]]
     cond_closed = closed_jaxpr(any_lane, [batched(a) for a in cond_jaxpr.in_avals[:nc]] + k_avals)
-    body_closed = closed_jaxpr(step, [batched(a) for a in cond_jaxpr.in_avals[:nc]] + [batched(a) for a in body_jaxpr.in_avals[:nb]] + k_avals)
+    body_closed = closed_jaxpr(
+        step, [batched(a) for a in cond_jaxpr.in_avals[:nc]] + [batched(a) for a in body_jaxpr.in_avals[:nb]] + k_avals
+    )
     outs = while_p.bind(*cc, *cc, *bc, *carry, cond_jaxpr=cond_closed, body_jaxpr=body_closed,
                         cond_nconsts=nc, body_nconsts=nc + nb)
     return outs, [0] * len(outs)
@@ -186,12 +235,19 @@ allow_missing("transpose", while_p, "not linear: reverse mode splits it into whi
 
 # --- fori_loop -----------------------------------------------------------------------------
 
-def fori_loop(lower, upper, body_fun, init_val):
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """``for i in range(lower, upper): val = body_fun(i, val)``.
 
     Concrete bounds become a ``scan`` (so reverse mode works staged, like JAX); traced
     bounds become a ``while_loop`` (reverse mode works too: see ``while_loop``).
+    ``unroll`` is accepted as in JAX (a positive int or a bool, only with concrete
+    bounds) and ignored: funcgrad's compiler decides how loops are unrolled.
     """
+    if unroll is not None:
+        check_unroll("fori_loop", unroll)
+        if isinstance(lower, Tracer) or isinstance(upper, Tracer):
+            if concrete(lower) is None or concrete(upper) is None:
+                raise ValueError("fori_loop: unroll can only be given when lower and upper are concrete (as in JAX)")
     lo, hi = concrete(lower), concrete(upper)
     if lo is not None and hi is not None and not isinstance(lower, Tracer) and not isinstance(upper, Tracer):
         lo_i, hi_i = int(np.asarray(lo)), int(np.asarray(hi))
@@ -206,7 +262,7 @@ def fori_loop(lower, upper, body_fun, init_val):
             return body_fun(i, val), None
 
         steps = lax.add(lax.iota(idx_dtype, (n,), 0), lax.broadcast_in_dim(np.asarray(lo_i, idx_dtype), (n,), ()))
-        val, _ = scan(step, init_val, steps)
+        val, _ = scan_with_name("fori_loop", step, init_val, steps, None, False)
         return val
     from funcgrad.core import lax_api as lax
 
@@ -221,5 +277,5 @@ def fori_loop(lower, upper, body_fun, init_val):
         i, u, v = c
         return lax.add(i, np.ones((), dtype)), u, body_fun(i, v)
 
-    return while_loop(cond, body, (lower, upper, init_val))[2]
+    return while_with_name("fori_loop", cond, body, (lower, upper, init_val), first_leaf=2)[2]
 
