@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from . import ref
-from .gen import BATCH, FG, NP, Program
+from .gen import BATCH, FG, NP, Program, literal
 
 CHECKS = ("eager_vs_numpy", "jaxpr_vs_eager", "jit_vs_eager", "vmap_vs_loop", "grad_vs_jvp",
           "jvp_vs_fd", "jit_grad_vs_grad", "grad_jit_vs_grad")
@@ -135,7 +135,7 @@ class Context:
         self.dargs = [self.inputs[k] for k in program.diff]
         self.argnums = tuple(range(len(self.dargs)))
         rng = np.random.default_rng(program.seed + 1)
-        self.tangents = [np.round(rng.standard_normal(np.shape(a)), 3).astype(np.float64) for a in self.dargs]
+        self.tangents = tangents_for(program)
         self._eager = self._grad = None
         self.loose = program.lowp_outputs()
         # Derivatives through float32 are compared to float32 accuracy.
@@ -158,6 +158,16 @@ class Context:
         if not self.p.loss_outputs:
             return "no float64 output depends on a float64 input"
         return None
+
+
+def tangents_for(program: Program):
+    """Random tangents, one per differentiable input (a Python float for a Python float)."""
+    rng = np.random.default_rng(program.seed + 1)
+    out = []
+    for k in program.diff:
+        t = np.round(rng.standard_normal(np.shape(program.inputs[k])), 3).astype(np.float64)
+        out.append(float(t) if isinstance(program.inputs[k], float) else t)
+    return out
 
 
 def check_eager_vs_numpy(ctx: Context) -> Result:
@@ -323,10 +333,7 @@ def repro(program: Program, check: str) -> str:
         parts.append("")
         parts.append(p.loss_source())
         parts.append(f"dargs = ({''.join(f'x{k}, ' for k in p.diff)})")
-        ctx_t = np.random.default_rng(p.seed + 1)
-        tangents = [np.round(ctx_t.standard_normal(np.shape(p.inputs[k])), 3).astype(np.float64) for k in p.diff]
-        from .gen import literal
-        parts.append(f"tangents = ({''.join(literal(t) + ', ' for t in tangents)})")
+        parts.append(f"tangents = ({''.join(literal(t) + ', ' for t in tangents_for(p))})")
     argnums = tuple(range(len(p.diff)))
     parts += [line.format(B=BATCH, argnums=argnums) for line in _CALL[check]]
     return "\n".join(parts) + "\n"

@@ -20,6 +20,7 @@ import numpy as np
 from . import ref
 
 DTYPES = ("float64", "float32", "int32", "int64", "bool")
+PY_SCALARS = ("pyfloat", "pyint")
 MAX_ABS = {"f": 1e3, "i": 1e6, "b": 2}
 BATCH = 3  # vmap batch size
 
@@ -68,6 +69,8 @@ def _paren(text):
 
 def literal(value) -> str:
     """Exact, copy-pasteable source for a NumPy value (repr round-trips floats)."""
+    if isinstance(value, (bool, int, float)):  # a Python scalar argument stays one
+        return repr(value)
     a = np.asarray(value)
     if a.ndim == 0:
         return f"np.{a.dtype.name}({a.item()!r})"
@@ -86,7 +89,7 @@ class Program:
         self.stmts, self.outputs, self.batched = stmts, outputs, batched
         self.loss_outputs = [
             k for k, name in enumerate(outputs)
-            if self.info(name).kind == "f" and self.info(name).arr.dtype == np.float64
+            if self.info(name).arr.dtype == np.float64
             and self.info(name).deps
         ]
 
@@ -95,7 +98,7 @@ class Program:
         for k, inp in enumerate(self.inputs):
             if name == f"x{k}":
                 return Term(_const(name), inp, frozenset([k]) if k in self.diff else frozenset(),
-                            inp.dtype == np.float32)
+                            np.asarray(inp).dtype == np.float32)
         for st in self.stmts:
             if name in st.targets:
                 value = st.term.value
@@ -557,8 +560,15 @@ class Gen:
         nprng = np.random.default_rng(self.seed)
         out, diff = [], []
         for k in range(count):
-            dt = "float64" if k == 0 or self.rng.random() < 0.4 else self.rng.choice(DTYPES[1:])
+            dt = "float64" if k == 0 or self.rng.random() < 0.4 else self.rng.choice(DTYPES[1:] + PY_SCALARS)
             shape = self.rng.choice(shapes)
+            if dt in PY_SCALARS:  # a weakly typed Python scalar argument
+                v = round(float(nprng.uniform(-2, 2)), 3) if dt == "pyfloat" else int(nprng.integers(-3, 4))
+                out.append(v)
+                if dt == "pyfloat":
+                    diff.append(k)
+                self.vars[f"x{k}"] = Term(_const(f"x{k}"), v, frozenset([k]) if dt == "pyfloat" else frozenset())
+                continue
             if dt.startswith("float"):
                 v = np.round(nprng.uniform(-2, 2, size=shape), 3).astype(dt)
             elif dt == "bool":
@@ -573,7 +583,7 @@ class Gen:
                                       dt == "float32")
         batched = {}
         for k, v in enumerate(out):
-            if v.dtype.kind == "f":
+            if isinstance(v, np.ndarray) and v.dtype.kind == "f":
                 noise = nprng.uniform(-0.05, 0.05, size=(BATCH,) + v.shape)
                 batched[k] = (np.round(v + noise, 4)).astype(v.dtype)
         return out, diff, batched
