@@ -10,12 +10,18 @@ import sys
 import time
 
 from .checks import CHECKS, repro
-from .runner import Tally, build, run_jobs, shrink
+from .runner import Tally, build, run_jobs, same_failure, shrink
 
 
 def parse_seeds(text):
     lo, _, hi = text.partition(":")
     return range(int(lo), int(hi)) if hi else [int(lo)]
+
+
+def reproduces_alone(failure, args) -> bool:
+    job = {"seed": failure.seed, "only": [failure.check]}
+    for _, payload in run_jobs([job], 1, args.timeout, not args.no_debug):
+        return same_failure(payload, failure.check, failure.status)
 
 
 def main(argv=None):
@@ -59,8 +65,11 @@ def main(argv=None):
               f"{' '.join(map(str, seeds[:12]))}{' ...' if len(seeds) > 12 else ''}")
         print(f"    {first.detail}")
         if n < args.show and first.check in CHECKS:
+            alone = reproduces_alone(first, args)
+            print("    in a fresh process: " + ("fails the same way" if alone else
+                  "passes (the failure depends on programs run before it in the same process)"))
             program = (shrink(first.seed, first.check, first.status, timeout=args.timeout,
-                              debug=not args.no_debug) if args.shrink else build(first.seed))
+                              debug=not args.no_debug) if args.shrink and alone else build(first.seed))
             print(repro(program, first.check))
     failed = sum(tally.counts[c][s] for c in CHECKS for s in ("mismatch", "crash", "internal"))
     return 1 if failed or len(tally.failures) else 0

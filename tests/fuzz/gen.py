@@ -81,6 +81,7 @@ def literal(value) -> str:
 class Stmt:
     targets: list
     term: Term
+    const: bool = False  # replaced by its value while shrinking
 
 
 class Program:
@@ -156,7 +157,7 @@ class Program:
         """Statement ``i`` replaced by its (reference) value as a literal."""
         st = self.stmts[i]
         vals = st.term.value if len(st.targets) > 1 else (st.term.value,)
-        new = [Stmt([t], Term(_const(literal(v)), v)) for t, v in zip(st.targets, vals)]
+        new = [Stmt([t], Term(_const(literal(v)), v), True) for t, v in zip(st.targets, vals)]
         return Program(self.seed, self.inputs, self.diff, self.stmts[:i] + new + self.stmts[i + 1:],
                        self.outputs, self.batched)
 
@@ -234,7 +235,7 @@ class Gen:
             value = self.evaluate(render(NP), env)
         except Exception:  # noqa: BLE001 - NumPy rejected the candidate: try another
             return None
-        if not self.tame(value):
+        if not self.tame(value) or _python_scalar(value):
             return None
         deps = frozenset().union(*(o.deps for o in operands)) if operands else frozenset()
         f32 = any(np.asarray(v).dtype == np.float32 for v in (value if isinstance(value, tuple) else (value,)))
@@ -612,6 +613,13 @@ class Gen:
         names = [nm for st in self.stmts for nm in st.targets]
         outputs = [nm for nm in names if nm not in used][-4:] or list(self.vars)[-1:]
         return Program(self.seed, inputs, diff, self.stmts, outputs, batched)
+
+
+def _python_scalar(value) -> bool:
+    """Arithmetic on Python scalars alone is Python's, not funcgrad's (``~(x > x)`` is
+    ``-1`` for a float ``x``, a bool when ``x`` is traced): not a program to test."""
+    values = value if isinstance(value, tuple) else (value,)
+    return any(isinstance(v, (bool, int, float)) and not isinstance(v, np.generic) for v in values)
 
 
 def _broadcasts(s1, s2) -> bool:

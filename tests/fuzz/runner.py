@@ -275,7 +275,7 @@ def shrink(seed, check, status, n_workers=1, timeout=120.0, debug=True):
     i = 0
     while i < len(build(seed, mutation).stmts):
         trial = mutation + [["const", i]]
-        if fails(trial):
+        if not build(seed, mutation).stmts[i].const and fails(trial):
             mutation = trial
         else:
             i += 1
