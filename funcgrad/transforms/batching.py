@@ -164,6 +164,21 @@ def _children(tree):
     return kids, leaves_def
 
 
+def leaf_owner(args, kwargs, i: int, labels=None) -> str:
+    """Which argument holds leaf ``i`` of ``(args, kwargs)`` flattened, for error messages:
+    "argument 1", "argument 1 (leaf 2)" or "argument 'name'" (``labels``: how to call
+    each entry of ``args``, when not by its index)."""
+    start = 0
+    named = [(labels[k] if labels else str(k), a) for k, a in enumerate(args)]
+    named += [(f"'{k}'", v) for k, v in sorted((kwargs or {}).items())]
+    for label, arg in named:
+        n = len(pytree.tree_leaves(arg))
+        if i < start + n:
+            return f"argument {label}" if n == 1 else f"argument {label} (leaf {i - start})"
+        start += n
+    return f"argument leaf {i}"
+
+
 def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     """Vectorise ``fun`` over a new axis of its inputs.
 
