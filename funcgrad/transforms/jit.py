@@ -31,6 +31,7 @@ from funcgrad.core.prims.calls import jit_call_p, set_jit_executor
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager, is_staging
 from funcgrad.tapes import TapeAval
+from funcgrad.transforms.batching import axis_env
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr, transpose_jaxpr
 from funcgrad.transforms.jvp import is_linearizing, jvp_flat
 
@@ -491,6 +492,10 @@ class JittedFunction:
             else:
                 outs = call(*args)
                 return outs[0] if single else pytree.tree_unflatten(out_tree, outs)
+        if axis_env and not is_eager():
+            # Under a vmap with a named axis the body may use collectives over it, which
+            # act at that vmap's level: run it there (as inline=True would).
+            return self._fun(*args, **kwargs)
         (closed, hoisted, out_tree), leaves, cached = self._entry(args, kwargs)
         if not hoisted and is_eager() and not any(isinstance(x, Tracer) for x in leaves):
             exe = _executable_for(closed, self.__name__)
