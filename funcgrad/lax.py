@@ -11,3 +11,4 @@ def select(pred, on_true, on_false):  # noqa: F811 - the lax_api version, docume
     from funcgrad.core.lax_api import select as _select
 
     return _select(pred, on_true, on_false)
+from funcgrad.transforms.collectives import all_gather, axis_index, pmax, pmean, pmin, psum  # noqa: F401,E402

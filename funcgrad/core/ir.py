@@ -99,16 +99,19 @@ class ClosedJaxpr:
     """A jaxpr together with the values of its constvars.
 
     ``out_tree`` (a PyTreeDef) is attached by ``make_jaxpr`` so callers can rebuild
-    pytree outputs; transforms ignore it.
+    pytree outputs; transforms ignore it. ``memo`` (a dict, or None) is where transforms
+    keep what they derive from this program (executables, split programs), so it dies
+    with the program.
     """
 
-    __slots__ = ("jaxpr", "consts", "out_tree", "in_tree")
+    __slots__ = ("jaxpr", "consts", "out_tree", "in_tree", "memo")
 
     def __init__(self, jaxpr: Jaxpr, consts, out_tree=None, in_tree=None):
         self.jaxpr = jaxpr
         self.consts = list(consts)
         self.out_tree = out_tree
         self.in_tree = in_tree
+        self.memo = None
         if len(self.consts) != len(jaxpr.constvars):
             raise ValueError(
                 f"ClosedJaxpr: {len(jaxpr.constvars)} constvars but {len(self.consts)} consts"

@@ -326,6 +326,8 @@ def _eager_bind(prim: Primitive, args, params):
     if params:
         key += params.items()
     try:
+        if prim.jaxpr_params:  # (never cache sub-programs: they would outlive their owner)
+            raise TypeError
         key = tuple(key)
         checked = key in _eager_checked
     except TypeError:  # an unhashable param: check every time
@@ -416,6 +418,8 @@ def abstract_eval_tuple(prim: Primitive, avals, params) -> tuple:
     if params:
         id_key.extend(params.items())
     try:
+        if prim.jaxpr_params:  # (never cache sub-programs: they would outlive their owner)
+            raise TypeError
         id_key = tuple(id_key)
         hit = _abstract_by_id.get(id_key)
     except TypeError:  # an unhashable param: no caching

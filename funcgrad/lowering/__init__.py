@@ -57,15 +57,17 @@ class Executable:
     ``exe.call`` is the same function without the method-call layer (fastest).
     """
 
-    def __init__(self, closed, jaxpr, ir_text, ir_optimized, addrs, keep, stats):
+    def __init__(self, closed, jaxpr, ir_text, module, keep, stats):
         self.closed = closed
         self.jaxpr = jaxpr  # after simplification
         self.in_avals = list(jaxpr.in_avals)
         self.out_avals = list(jaxpr.out_avals)
         self.llvm_ir_unoptimized = ir_text
-        self.llvm_ir_optimized = ir_optimized
+        self.llvm_ir_optimized = module.optimized
         self.stats = stats
         self._keep = keep  # constant arrays whose addresses are baked into the code
+        self._module = module  # the machine code: removed from the engine with the last holder
+        addrs = module.addrs
         self._entry = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object)(addrs["entry"])
         self._entry_ptrs = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(addrs["entry_ptrs"])
         self.call = dispatch.make_caller(self.in_avals, self.out_avals, self._entry, self._slow)
@@ -118,12 +120,12 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "") -> Executable:
     if config.flag(config.DUMP_IR):
         config.dump(f"{title}LLVM IR (unoptimised)", text)
     try:
-        addrs, optimized = engine.compile_ir(text, ["entry", "entry_ptrs"])
+        module = engine.compile_module(text, ["entry", "entry_ptrs"])
     except RuntimeError as err:  # LLVM parse/verify failure: a bug in a lower rule
         raise LoweringError(f"LLVM rejected the generated IR: {err}\njaxpr:\n{jaxpr}") from err
     if config.flag(config.DUMP_IR):
-        config.dump(f"{title}LLVM IR (optimised)", optimized)
+        config.dump(f"{title}LLVM IR (optimised)", module.optimized)
     n_buffers = sum(1 for vid in p.materialized if vid in p.offsets)
     stats = {"workspace_bytes": ws_bytes, "intermediate_buffers": n_buffers, "release_gil": release,
              "work": work, "blas": dot.find_blas() if "fg_blas_" in text else None}
-    return Executable(closed, jaxpr, text, optimized, addrs, keep, stats)
+    return Executable(closed, jaxpr, text, module, keep, stats)

@@ -7,18 +7,24 @@ module, and adds one module per compiled jaxpr. The optimisation pipeline uses a
 *separate* TargetMachine that is never handed to an engine.
 
 Compiled modules are cached in-process by the text of their (unoptimised) IR, so
-lowering the same program twice costs only the Python-side IR construction.
+lowering the same program twice costs only the Python-side IR construction, for as
+long as something holds the module: ``compile_module`` returns a ``CompiledModule``
+handle, and when the last handle dies (with the executables holding it) the module is
+removed from the engine and its LLVM IR freed. ``compile_ir`` compiles helper modules
+that live for the whole process (math kernels other modules link against).
 """
 from __future__ import annotations
 
 import ctypes
 import threading
+import weakref
 
 import llvmlite.binding as llvm
 
 _lock = threading.RLock()
 _state: dict = {}
-_module_cache: dict[str, tuple] = {}  # ir text -> (addresses by name, optimised ir text)
+_module_cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # ir text -> live CompiledModule
+_permanent: list = []  # modules compiled by compile_ir: never removed
 _counter = [0]
 
 
@@ -77,15 +83,38 @@ def add_symbol(name: str, address: int) -> None:
     llvm.add_symbol(name, address)
 
 
-def compile_ir(text: str, symbols: list[str], unique: str = "@fg_main_") -> tuple[dict, str]:
-    """Optimise and JIT ``text``; return ({suffix: address}, optimised IR text).
+class CompiledModule:
+    """One module in the engine: ``addrs`` ({suffix: address}) and ``optimized`` (its
+    optimised IR text, with the unique prefix put back). Removed from the engine when
+    this handle is garbage-collected, so hold it as long as its code may run."""
+
+    __slots__ = ("addrs", "optimized", "_mod", "__weakref__")
+
+    def __init__(self, addrs, optimized, mod):
+        self.addrs, self.optimized, self._mod = addrs, optimized, mod
+
+    def __del__(self):
+        mod, self._mod = self._mod, None
+        if mod is None:
+            return
+        try:
+            with _lock:
+                _state["engine"].remove_module(mod)
+            mod.close()  # frees the LLVM module (machine code stays with MCJIT's memory manager)
+        except Exception:  # pragma: no cover - interpreter shutdown
+            pass
+
+
+def compile_module(text: str, symbols: list[str], unique: str = "@fg_main_") -> CompiledModule:
+    """Optimise and JIT ``text``; return its ``CompiledModule`` (shared with any live
+    module compiled from the same text).
 
     Global names in ``text`` starting with ``unique`` are renamed per compilation so
     that modules with identical text can coexist in the one engine; ``symbols`` are
     the suffixes (after ``unique``) of the functions whose addresses are wanted."""
     with _lock:
         hit = _module_cache.get(text)
-        if hit is not None:
+        if hit is not None and all(s in hit.addrs for s in symbols):
             return hit
         st = _init()
         _counter[0] += 1
@@ -99,6 +128,15 @@ def compile_ir(text: str, symbols: list[str], unique: str = "@fg_main_") -> tupl
         st["engine"].add_module(mod)
         st["engine"].finalize_object()
         addrs = {s: st["engine"].get_function_address(prefix[1:] + s) for s in symbols}
-        result = (addrs, optimized.replace(prefix, unique))
-        _module_cache[text] = result
-        return result
+        handle = CompiledModule(addrs, optimized.replace(prefix, unique), mod)
+        _module_cache[text] = handle
+        return handle
+
+
+def compile_ir(text: str, symbols: list[str], unique: str = "@fg_main_") -> tuple[dict, str]:
+    """``compile_module`` for a module that stays for the whole process; returns
+    ({suffix: address}, optimised IR text)."""
+    handle = compile_module(text, symbols, unique)
+    with _lock:
+        _permanent.append(handle)
+    return handle.addrs, handle.optimized

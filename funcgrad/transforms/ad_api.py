@@ -17,7 +17,7 @@ from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, tangent_aval
 from funcgrad.core.prims.elementwise import stop_gradient_p
 from funcgrad.core.staging import flatten_fun
-from funcgrad.core.trace import get_aval_any
+from funcgrad.core.trace import Tracer, get_aval_any
 from funcgrad.transforms import eager_vjp
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.linearize import linearize_flat, vjp_flat
@@ -166,8 +166,29 @@ def _argnums_tuple(argnums, nargs, fname):
     return single, tuple(a % nargs for a in nums)
 
 
-def value_and_grad(fun, argnums=0, has_aux=False):
+def _fname(fun) -> str:
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+_OUTPUT_TYPES = (Tracer, np.ndarray, np.generic, float, int, bool)
+
+
+def _check_output_type(out, what: str):
+    """A differentiated function's output must be an array (checked before the reverse
+    pass looks at it, so the error says it was the *output*)."""
+    if not isinstance(out, _OUTPUT_TYPES):
+        hint = (" (to return auxiliary data too, pass has_aux=True and return (output, aux))"
+                if isinstance(out, (tuple, list, dict)) else "")
+        shown = "None" if out is None else f"a {type(out).__name__}"
+        raise TypeError(f"{what}: the function's output is {shown}, but it must be a real scalar array{hint}")
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, allow_int=False):
     """``(fun(*args), gradient)`` of a scalar real-valued ``fun`` w.r.t. ``argnums``.
+
+    ``allow_int=True`` (JAX's keyword) accepts integer and bool arguments: their gradient
+    is ``numpy.zeros`` of the argument's shape *and dtype* (JAX returns its ``float0``
+    dtype, which NumPy has no counterpart for). Without it they raise ``TypeError``.
 
     The argument handling is done here for both reverse modes: the eager tape (when
     ``grad`` is the outermost transform) and the general path (``vjp_flat``) each get the
@@ -176,6 +197,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     """
 
     argnums_for = {}  # number of positional arguments -> (single, normalized argnums)
+    what = f"grad({_fname(fun)})"
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
@@ -183,22 +205,42 @@ def value_and_grad(fun, argnums=0, has_aux=False):
         if nums is None:
             nums = argnums_for[len(args)] = _argnums_tuple(argnums, len(args), "grad")
         single, nums = nums
-        p_leaves, p_tree, in_avals = _grad_inputs(args, nums)
+        p_leaves, p_tree, in_avals = _grad_inputs(args, nums, allow_int, what)
 
         def diff_fun(*diff):
             full = list(args)
             for a, v in zip(nums, diff):
                 full[a] = v
             out = fun(*full, **kwargs)
-            return _split_aux(out, "grad") if has_aux else (out, None)
+            out, aux = _split_aux(out, "grad") if has_aux else (out, None)
+            _check_output_type(out, what)
+            return out, aux
+
+        int_mask = None
+        if allow_int and not all(is_differentiable(a) for a in in_avals):
+            # Integer leaves are held fixed; only the others are differentiated.
+            int_mask = [not is_differentiable(a) for a in in_avals]
+            all_leaves, all_tree, all_avals, whole_fun = p_leaves, p_tree, in_avals, diff_fun
+            p_leaves = [x for x, m in zip(all_leaves, int_mask) if not m]
+            in_avals = [a for a, m in zip(all_avals, int_mask) if not m]
+            p_tree = pytree.tree_structure(tuple(p_leaves))
+
+            def diff_fun(*diff):
+                it = iter(diff)
+                leaves = [x if m else next(it) for x, m in zip(all_leaves, int_mask)]
+                return whole_fun(*pytree.tree_unflatten(all_tree, leaves))
 
         if eager_vjp.usable():
             out, aux, backward = eager_vjp.grad_call(diff_fun, p_leaves, p_tree, in_avals)
         else:
             out, aux, backward = _grad_call(diff_fun, p_leaves, p_tree, in_avals)
         # The output is one real scalar: its cotangent is 1.
-        g_leaves = backward(np.array(1, _check_grad_output(out).dtype))
-        g = pytree.tree_unflatten(p_tree, [instantiate(c) for c in g_leaves])
+        g_leaves = [instantiate(c) for c in backward(np.array(1, _check_grad_output(out, what).dtype))]
+        if int_mask is not None:
+            it = iter(g_leaves)
+            g_leaves = [np.zeros(a.shape, a.dtype) if m else next(it) for a, m in zip(all_avals, int_mask)]
+            p_tree = all_tree
+        g = pytree.tree_unflatten(p_tree, g_leaves)
         g = g[0] if single else g
         if has_aux:
             return (out, aux), g
@@ -207,14 +249,19 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     return value_and_grad_f
 
 
-def _grad_inputs(args, nums):
+def _grad_inputs(args, nums, allow_int=False, what="grad"):
     """(leaves, treedef, avals) of the differentiated arguments ``args[a] for a in nums``;
-    raises ``TypeError`` for a leaf that is not an array or not real-valued."""
+    raises ``TypeError`` for a leaf that is not an array or not real-valued (integer and
+    bool leaves are allowed with ``allow_int``)."""
     p_leaves, p_tree = pytree.tree_flatten(tuple([args[a] for a in nums]))
-    in_avals = [get_aval_any(x) for x in p_leaves]
+    try:
+        in_avals = [get_aval_any(x) for x in p_leaves]
+    except TypeError:
+        _check_differentiable(args, nums, allow_int, what)  # names the argument
+        raise
     for aval in in_avals:
         if not is_differentiable(aval):
-            _check_differentiable(args, nums)
+            _check_differentiable(args, nums, allow_int, what)
     return p_leaves, p_tree, in_avals
 
 
@@ -232,36 +279,51 @@ def _grad_call(diff_fun, p_leaves, p_tree, in_avals):
     return out, aux, lambda ct: backward([ct] + aux_cts)
 
 
-def _check_grad_output(out):
+def _check_grad_output(out, what="grad"):
     aval = get_aval_any(out) if not isinstance(out, (tuple, list, dict)) else None
     if aval is None or aval.shape != () or aval.dtype.kind != "f":
         shown = aval.str_short() if aval is not None else type(out).__name__
+        kind = "an integer-valued" if aval is not None and aval.shape == () else "a non-scalar"
         raise TypeError(
-            f"grad requires a real scalar output, but the function returned {shown}. Use "
+            f"{what}: grad requires a real scalar output, but the function's output is {kind} {shown}. Use "
             "fg.jacrev / fg.vjp for non-scalar outputs (or sum the output)."
         )
     return aval
 
 
-def _check_differentiable(args, nums):
-    """Raise the error for the first differentiated argument that is not real-valued."""
+_I64 = (-(2**63), 2**63 - 1)
+
+
+def _check_differentiable(args, nums, allow_int=False, what="grad"):
+    """Raise the error for the first differentiated argument that is not real-valued
+    (or not an array at all, or a Python int beyond int64)."""
     for a in nums:
-        for leaf in pytree.tree_leaves(args[a]):
-            aval = get_aval_any(leaf)
-            if not is_differentiable(aval):
+        leaves = pytree.tree_leaves(args[a])
+        for k, leaf in enumerate(leaves):
+            where = f"argument {a}" + ("" if len(leaves) == 1 else f" (leaf {k})")
+            if type(leaf) is int and not _I64[0] <= leaf <= _I64[1]:
+                raise OverflowError(f"{what}: {where} is the Python int {leaf}, which does not fit in int64")
+            try:
+                aval = get_aval_any(leaf)
+            except TypeError as e:
+                raise TypeError(f"{what}: {where}: {e}") from None
+            if not is_differentiable(aval) and not (allow_int and aval.dtype.kind in "biu"):
                 raise TypeError(
-                    f"grad requires real-valued (floating-point) inputs, but argument {a} "
-                    f"has dtype {aval.dtype.name}. Convert it with .astype(float), or leave "
-                    "it out of argnums."
+                    f"{what}: grad requires real-valued (floating-point) inputs, but {where} "
+                    f"has dtype {aval.dtype.name}. Convert it with .astype(float), leave "
+                    "it out of argnums, or pass allow_int=True (its gradient is then zero)."
                 )
 
 
-def grad(fun, argnums=0, has_aux=False):
+def grad(fun, argnums=0, has_aux=False, allow_int=False):
     """Gradient of a scalar real-valued ``fun`` w.r.t. argument(s) ``argnums``.
+
+    ``allow_int=True`` accepts integer and bool arguments, whose gradient is an all-zero
+    array of the argument's shape and dtype (see ``value_and_grad``).
 
     >>> grad(lambda x: x ** 3)(2.0)   # 12.0
     """
-    vg = value_and_grad(fun, argnums, has_aux)
+    vg = value_and_grad(fun, argnums, has_aux, allow_int)
 
     @functools.wraps(fun)
     def grad_f(*args, **kwargs):
@@ -307,6 +369,17 @@ def _check_float_leaves(fname, leaves):
         if aval.dtype.kind != "f":
             raise TypeError(
                 f"{fname} requires floating-point inputs, got {aval.str_short()}; convert with .astype(float)"
+            )
+
+
+def _check_float_outputs(fname, fun, out_leaves):
+    for i, o in enumerate(out_leaves):
+        aval = get_aval_any(o)
+        if aval.dtype.kind != "f":
+            where = "output" if len(out_leaves) == 1 else f"output leaf {i}"
+            raise TypeError(
+                f"{fname}({_fname(fun)}) requires real-valued (floating-point) outputs, but the function's "
+                f"{where} is {aval.str_short()}; its derivative is zero (or undefined): drop it or convert it"
             )
 
 
@@ -358,10 +431,15 @@ def jacfwd(fun, argnums=0):
         basis, sizes = _basis(avals)
         partial_f = _partial_on(fun, args, nums)
 
+        primal_outs = []
+
         def pushfwd(*t_leaves):
-            return jvp(partial_f, diff_args, tuple(pytree.tree_unflatten(in_tree, t_leaves)))[1]
+            y, t = jvp(partial_f, diff_args, tuple(pytree.tree_unflatten(in_tree, t_leaves)))
+            primal_outs[:] = pytree.tree_leaves(y)
+            return t
 
         out = vmap(pushfwd)(*basis)
+        _check_float_outputs("jacfwd", fun, primal_outs)
         per_out = []
         out_leaves, out_tree = pytree.tree_flatten(out)
         for y in out_leaves:
@@ -385,6 +463,7 @@ def jacrev(fun, argnums=0):
         _check_float_leaves("jacrev", in_leaves)
         out, vjp_fun = vjp(_partial_on(fun, args, nums), *diff_args)
         out_leaves, out_tree = pytree.tree_flatten(out)
+        _check_float_outputs("jacrev", fun, out_leaves)
         o_avals = [get_aval_any(o).update(dtype=_tangent_dtype(o)) for o in out_leaves]
         basis, sizes = _basis(o_avals)
 

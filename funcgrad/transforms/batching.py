@@ -70,26 +70,38 @@ class BatchTrace(Trace):
         return BatchTracer(self, out, out_dim)
 
 
+# The vmap axis names in scope, innermost last: (name, MainTrace) pairs, pushed by
+# ``batch_flat(axis_name=...)`` (collectives: ``transforms/collectives.py``).
+axis_env: list = []
+
 KEEP = "keep"  # an ``out_dims_wanted`` answer: batched at 0 if it depends on the batch, else not
 
 
-def batch_flat(f_flat, args, in_dims, axis_size: int, out_dims_wanted, tape_dims: list | None = None):
+def batch_flat(f_flat, args, in_dims, axis_size: int, out_dims_wanted, tape_dims: list | None = None,
+               axis_name=None, fname: str = "vmap"):
     """Run ``f_flat`` over a batch; outputs get their batch axis at ``out_dims_wanted``
     (``None``: the output must not depend on the batch; ``KEEP``: axis 0 if it does,
     else unbatched). With a ``tape_dims`` list, tape outputs keep their own batching
     (shared tapes stay shared: no broadcast); their bdims, and those of ``KEEP``
-    outputs, are appended to it in output order."""
+    outputs, are appended to it in output order. ``axis_name`` names the batch axis for
+    collectives while ``f_flat`` runs; ``fname`` heads errors."""
     with new_main(BatchTrace, axis_size) as main:
-        trace = BatchTrace(main)
-        tracers = [BatchTracer(trace, a, d) if d is not None else a for a, d in zip(args, in_dims)]
-        outs = f_flat(*tracers)
+        trace = main.trace()
+        if axis_name is not None:
+            axis_env.append((axis_name, main))
+        try:
+            tracers = [BatchTracer(trace, a, d) if d is not None else a for a, d in zip(args, in_dims)]
+            outs = f_flat(*tracers)
+        finally:
+            if axis_name is not None:
+                axis_env.pop()
         results = []
         for i, o in enumerate(outs):
             t = full_raise(trace, o)
             want = out_dims_wanted(i, len(outs))
             results.append((t.val, t.bdim, want))
     final = []
-    for val, bdim, want in results:
+    for i, (val, bdim, want) in enumerate(results):
         if isinstance(get_aval_any(val), TapeAval):
             # A tape's batch "axis" is a flag: batched tapes (bdim 0) carry per-lane fields
             # and masks; a shared tape is broadcast into one when a mapped output is wanted.
@@ -109,17 +121,22 @@ def batch_flat(f_flat, args, in_dims, axis_size: int, out_dims_wanted, tape_dims
                 tape_dims.append(None if bdim is None else 0)
         elif want is None:
             if bdim is not None:
-                raise ValueError("vmap: an output with out_axes=None depends on the mapped axis")
+                raise ValueError(f"{fname}: output {i} has out_axes=None but depends on the mapped axis")
             final.append(val)
         else:
             ndim = len(get_aval_any(val).shape) + (1 if bdim is None else 0)
+            if not -ndim <= want < ndim:
+                raise ValueError(
+                    f"{fname}: out_axes={want} is out of range for output {i}, which is batched to rank {ndim} "
+                    f"(valid: {-ndim} to {ndim - 1})"
+                )
             final.append(
                 bdim_at(val, bdim, axis_size, want % ndim) if bdim is None else moveaxis(val, bdim, want % ndim)
             )
     return final
 
 
-def _broadcast_prefix(prefix, tree, what: str):
+def _broadcast_prefix(prefix, tree, what: str, fname: str = "vmap"):
     """Expand an axes spec that is a pytree prefix of ``tree`` to one entry per leaf."""
     if prefix is None or isinstance(prefix, int):
         return [prefix] * len(pytree.tree_leaves(tree))
@@ -127,27 +144,32 @@ def _broadcast_prefix(prefix, tree, what: str):
     out = []
     for p, sub in zip(
         pytree.tree_leaves(prefix, is_leaf=lambda x: x is None),
-        _subtrees(tree, p_leaves_tree),
+        _subtrees(tree, p_leaves_tree, what, fname),
     ):
-        if p is not None and not isinstance(p, int):
-            raise TypeError(f"vmap {what}: entries must be int or None, got {type(p).__name__}")
+        if p is not None and (not isinstance(p, (int, np.integer)) or isinstance(p, bool)):
+            raise TypeError(f"{fname} {what}: entries must be int or None, got {type(p).__name__}")
         out.extend([p] * len(pytree.tree_leaves(sub)))
     return out
 
 
-def _subtrees(tree, prefix_def):
+def _subtrees(tree, prefix_def, what: str = "in_axes", fname: str = "vmap"):
     """The subtrees of ``tree`` at the leaves of the prefix structure ``prefix_def``."""
     if prefix_def.node_type is None:
         return [tree]
-    children, _ = _children(tree)
-    if prefix_def.node_type is not type(tree) or len(children) != len(prefix_def.children):
+    children, tree_def = _children(tree)
+    if (prefix_def.node_type is not type(tree) or len(children) != len(prefix_def.children)
+            or tree_def is None or prefix_def.aux != tree_def.aux):
+        whose = "arguments'" if what == "in_axes" else "outputs'"
+        keys = ""
+        if isinstance(tree, dict) and prefix_def.node_type is dict:
+            keys = f" (keys {sorted(map(str, prefix_def.aux))} vs {sorted(map(str, tree_def.aux))})"
         raise ValueError(
-            f"vmap in_axes/out_axes structure {prefix_def} is not a prefix of the arguments' structure "
-            f"{pytree.tree_structure(tree)}"
+            f"{fname} {what} structure {prefix_def} is not a prefix of the {whose} structure "
+            f"{pytree.tree_structure(tree)}{keys}"
         )
     out = []
     for c, cd in zip(children, prefix_def.children):
-        out.extend(_subtrees(c, cd))
+        out.extend(_subtrees(c, cd, what, fname))
     return out
 
 
@@ -164,57 +186,98 @@ def _children(tree):
     return kids, leaves_def
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+def leaf_owner(args, kwargs, i: int, labels=None) -> str:
+    """Which argument holds leaf ``i`` of ``(args, kwargs)`` flattened, for error messages:
+    "argument 1", "argument 1 (leaf 2)" or "argument 'name'" (``labels``: how to call
+    each entry of ``args``, when not by its index)."""
+    start = 0
+    named = [(labels[k] if labels else str(k), a) for k, a in enumerate(args)]
+    named += [(f"'{k}'", v) for k, v in sorted((kwargs or {}).items())]
+    for label, arg in named:
+        n = len(pytree.tree_leaves(arg))
+        if i < start + n:
+            return f"argument {label}" if n == 1 else f"argument {label} (leaf {i - start})"
+        start += n
+    return f"argument leaf {i}"
+
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_name=None):
     """Vectorise ``fun`` over a new axis of its inputs.
 
-    ``in_axes``: an int, ``None`` or a pytree prefix of the arguments (a tuple with one
-    entry per argument); negative axes count from the end. ``out_axes`` likewise for the
-    outputs. ``axis_size`` is required when no input is mapped.
+    ``in_axes``: an int, ``None`` or a pytree prefix of the positional arguments (a
+    tuple with one entry per argument); negative axes count from the end. Keyword
+    arguments are always mapped over their axis 0 (as JAX's). ``out_axes`` likewise for
+    the outputs. ``axis_size`` is required when no input is mapped. ``axis_name`` names
+    the mapped axis for the collectives in ``funcgrad.lax`` (``psum``, ``pmean``,
+    ``pmax``, ``pmin``, ``all_gather``, ``axis_index``); ``spmd_axis_name`` (a sharding
+    hint in JAX) is accepted and ignored.
 
     >>> vmap(lambda x, y: x @ y, in_axes=(0, None))(np.ones((5, 3)), np.ones(3)).shape
     (5,)
     """
+    fname = f"vmap({getattr(fun, '__name__', type(fun).__name__)})"
+    if not callable(fun):
+        raise TypeError(f"vmap: expected a function, got {type(fun).__name__}")
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    if not (in_axes is None or isinstance(in_axes, (int, tuple)) and not isinstance(in_axes, bool)):
+        raise TypeError(
+            f"{fname}: in_axes must be an int, None, or a tuple with one entry per positional argument; "
+            f"got {type(in_axes).__name__}"
+        )
+    if axis_name is not None:
+        try:
+            hash(axis_name)
+        except TypeError:
+            raise TypeError(f"{fname}: axis_name must be hashable, got {type(axis_name).__name__}") from None
 
     @functools.wraps(fun)
-    def vmapped(*args):
-        if isinstance(in_axes, list):
-            spec = tuple(in_axes)
-        else:
-            spec = in_axes
+    def vmapped(*args, **kwargs):
+        spec = in_axes
         if isinstance(spec, tuple) and len(spec) != len(args):
             raise ValueError(
-                f"vmap in_axes has {len(spec)} entries but the function got {len(args)} positional arguments"
+                f"{fname}: in_axes has {len(spec)} entries but the function got {len(args)} positional arguments"
             )
-        leaves, in_tree = pytree.tree_flatten(args)
-        dims = _broadcast_prefix(spec, args, "in_axes") if isinstance(spec, tuple) else [spec] * len(leaves)
+        a_leaves, a_tree = pytree.tree_flatten(args)
+        k_leaves, k_tree = pytree.tree_flatten(kwargs)
+        leaves = a_leaves + k_leaves
+        dims = _broadcast_prefix(spec, args, "in_axes", fname) if isinstance(spec, tuple) else [spec] * len(a_leaves)
+        dims = list(dims) + [0] * len(k_leaves)
         sizes = {}
         norm_dims = []
         for i, (x, d) in enumerate(zip(leaves, dims)):
+            if type(x) is int and not _I64_MIN <= x <= _I64_MAX:
+                raise OverflowError(
+                    f"{fname}: {leaf_owner(args, kwargs, i)} is the Python int {x}, which does not fit in int64")
             if d is None:
                 norm_dims.append(None)
                 continue
-            shape = get_aval_any(x).shape
+            try:
+                shape = get_aval_any(x).shape
+            except TypeError as e:
+                raise TypeError(f"{fname}: {leaf_owner(args, kwargs, i)}: {e}") from None
             if not -len(shape) <= d < len(shape):
                 raise ValueError(
-                    f"vmap: in_axes {d} is out of range for argument leaf {i} of shape {shape} (rank {len(shape)})"
+                    f"{fname}: in_axes {d} is out of range for {leaf_owner(args, kwargs, i)} of shape {shape} "
+                    f"(rank {len(shape)})"
                 )
             d %= len(shape)
             norm_dims.append(d)
             sizes[i] = shape[d]
         if len(set(sizes.values())) > 1:
-            owner = [a for a, arg in enumerate(args) for _ in pytree.tree_leaves(arg)]
             shown = "; ".join(
-                f"argument {owner[i]}{'' if len(pytree.tree_leaves(args[owner[i]])) == 1 else f' (leaf {i})'} "
-                f"has size {n} on axis {norm_dims[i]}"
-                for i, n in sizes.items()
+                f"{leaf_owner(args, kwargs, i)} has size {n} on axis {norm_dims[i]}" for i, n in sizes.items()
             )
-            raise ValueError(f"vmap got inconsistent sizes for the mapped axes: {shown}")
+            raise ValueError(f"{fname} got inconsistent sizes for the mapped axes: {shown}")
         if sizes:
             size = next(iter(sizes.values()))
             if axis_size is not None and axis_size != size:
-                raise ValueError(f"vmap: axis_size={axis_size} but the mapped inputs have size {size}")
+                raise ValueError(f"{fname}: axis_size={axis_size} but the mapped inputs have size {size}")
         elif axis_size is None:
-            raise ValueError("vmap: no argument is mapped (all in_axes are None); pass axis_size")
+            raise ValueError(f"{fname}: no argument is mapped (all in_axes are None); pass axis_size")
         else:
             size = int(axis_size)
         leaves = [
@@ -222,9 +285,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             for x, d in zip(leaves, norm_dims)
         ]
         out_tree = []
+        n_a = len(a_leaves)
 
         def flat(*xs):
-            out = fun(*pytree.tree_unflatten(in_tree, xs))
+            out = fun(*pytree.tree_unflatten(a_tree, xs[:n_a]), **pytree.tree_unflatten(k_tree, xs[n_a:]))
             o_leaves, o_tree = pytree.tree_flatten(out)
             out_tree[:] = [o_tree, out]
             return o_leaves
@@ -235,13 +299,13 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             if not out_spec:
                 o_tree, out = out_tree
                 out_spec.extend(
-                    _broadcast_prefix(out_axes, out, "out_axes")
+                    _broadcast_prefix(out_axes, out, "out_axes", fname)
                     if isinstance(out_axes, (tuple, list, dict))
                     else [out_axes] * n
                 )
             return out_spec[i]
 
-        outs = batch_flat(flat, leaves, norm_dims, size, want)
+        outs = batch_flat(flat, leaves, norm_dims, size, want, axis_name=axis_name, fname=fname)
         return pytree.tree_unflatten(out_tree[0], outs)
 
     return vmapped

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import weakref
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from funcgrad.core.prims.calls import jit_call_p, set_jit_executor
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager, is_staging
 from funcgrad.tapes import TapeAval
+from funcgrad.transforms.batching import axis_env
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr, transpose_jaxpr
 from funcgrad.transforms.jvp import is_linearizing, jvp_flat
 
@@ -39,7 +41,7 @@ def _log(msg: str) -> None:
         print(f"[funcgrad] {msg}", file=sys.stderr)
 
 
-# --- compilation of a closed jaxpr (with caching by jaxpr identity) ------------------------
+# --- compilation of a closed jaxpr (cached in the program's memo) ---------------------------
 
 class _Interpreted:
     """Fallback executable: the jaxpr evaluator (when lowering fails; see the module doc)."""
@@ -53,7 +55,16 @@ class _Interpreted:
         return [np.asarray(o) for o in eval_jaxpr(self.closed.jaxpr, self.closed.consts, *args)]
 
 
-_executables: dict[int, object] = {}
+_executables = weakref.WeakSet()  # every live executable, for inspection and tests
+
+
+def _memo(closed: ClosedJaxpr) -> dict:
+    """The per-program memo: executables and derived programs live exactly as long as
+    the program they came from (never keyed on ``id()`` of something that can die)."""
+    memo = closed.memo
+    if memo is None:
+        memo = closed.memo = {}
+    return memo
 
 
 def _simplified(closed: ClosedJaxpr) -> ClosedJaxpr:
@@ -67,7 +78,8 @@ def _simplified(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 
 def _executable_for(closed: ClosedJaxpr, name: str):
-    exe = _executables.get(id(closed.jaxpr))
+    memo = _memo(closed)
+    exe = memo.get("exe")
     if exe is None:
         if config.flag(config.DUMP_JAXPR):
             config.dump(f"jit({name}): jaxpr (traced)", str(closed))
@@ -80,8 +92,8 @@ def _executable_for(closed: ClosedJaxpr, name: str):
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
             _log(f"jit({name}): running the interpreter, not compiled code: {first}")
             exe = _Interpreted(simplified, first)
-        exe._keepalive = closed  # ids are only unique while the jaxpr lives
-        _executables[id(closed.jaxpr)] = exe
+        memo["exe"] = exe
+        _executables.add(exe)
     return exe
 
 
@@ -90,19 +102,14 @@ def _executable_for(closed: ClosedJaxpr, name: str):
 set_jit_executor(_executable_for)
 
 
-_split_cache: dict = {}
-
-
-_remat_cache: dict = {}
-
-
 def _remat_linear(jaxpr: ClosedJaxpr) -> ClosedJaxpr:
     """(inputs, tangents) -> output tangents: the forward recomputed, then its linear
     map applied (memoised per program). Linear in the tangents; the forward part has no
     tangent input, so ``backward_pass`` evaluates it forwards when transposing."""
-    hit = _remat_cache.get(id(jaxpr.jaxpr))
-    if hit is not None and hit[0] is jaxpr:
-        return hit[1]
+    memo = _memo(jaxpr)
+    hit = memo.get("remat")
+    if hit is not None:
+        return hit
     from funcgrad.transforms.linearize import linearize_flat
 
     n = len(jaxpr.in_avals)
@@ -112,9 +119,7 @@ def _remat_linear(jaxpr: ClosedJaxpr) -> ClosedJaxpr:
         return [instantiate(o) for o in lin(*xs[n:])]
 
     closed = closed_jaxpr(lin_fn, list(jaxpr.in_avals) + [tangent_aval(a) for a in jaxpr.in_avals])
-    if len(_remat_cache) > 256:
-        _remat_cache.clear()
-    _remat_cache[id(jaxpr.jaxpr)] = (jaxpr, closed)
+    memo["remat"] = closed
     return closed
 
 
@@ -123,14 +128,11 @@ def _jit_call_jvp(primals, tangents, *, jaxpr, name):
                 for p, t in zip(primals, tangents)]
     if is_linearizing(tangents):
         # Reverse mode: a jitted forward (outputs + residuals) and a jitted linear part.
-        hit = _split_cache.get(id(jaxpr.jaxpr))
-        if hit is not None and hit[0] is jaxpr:
-            fwd, lin, res_avals = hit[1]
-        else:  # memoised: eager grad(jit(f)) linearizes the same program on every call
-            fwd, lin, res_avals = linearize_jaxpr(jaxpr)
-            if len(_split_cache) > 256:
-                _split_cache.clear()
-            _split_cache[id(jaxpr.jaxpr)] = (jaxpr, (fwd, lin, res_avals))
+        memo = _memo(jaxpr)
+        hit = memo.get("split")
+        if hit is None:  # memoised: eager grad(jit(f)) linearizes the same program on every call
+            hit = memo["split"] = linearize_jaxpr(jaxpr)
+        fwd, lin, res_avals = hit
         if any(isinstance(a, TapeAval) for a in res_avals):
             # A while_loop's run-time tape lives only inside compiled code: it cannot be
             # handed from a compiled forward to a compiled linear part. So the linear
@@ -159,22 +161,15 @@ def _jit_call_jvp(primals, tangents, *, jaxpr, name):
     return outs[:k], outs[k:]
 
 
-_transpose_cache: dict = {}
-
-
 def _jit_call_transpose(cts, *args, jaxpr, name):
     mask = [is_undefined(a) for a in args]
     ct_avals = [tangent_aval(a) for a in jaxpr.out_avals]
     cts = [instantiate(c) if type(c) is not Zero else instantiate(Zero(a)) for c, a in zip(cts, ct_avals)]
-    key = (id(jaxpr.jaxpr), tuple(mask))
-    hit = _transpose_cache.get(key)
-    if hit is not None and hit[0] is jaxpr:
-        tj = hit[1]
-    else:  # memoised: eager grad(jit(f)) transposes the same program on every call
-        tj = transpose_jaxpr(jaxpr, mask, ct_avals)
-        if len(_transpose_cache) > 256:
-            _transpose_cache.clear()
-        _transpose_cache[key] = (jaxpr, tj)
+    memo = _memo(jaxpr)
+    key = ("transpose", tuple(mask))
+    tj = memo.get(key)
+    if tj is None:  # memoised: eager grad(jit(f)) transposes the same program on every call
+        tj = memo[key] = transpose_jaxpr(jaxpr, mask, ct_avals)
     outs = jit_call_p.bind(*[a for a in args if not is_undefined(a)], *cts, jaxpr=tj, name=f"transpose_{name}")
     it = iter(outs)
     return [next(it) if m else None for m in mask]
@@ -205,12 +200,28 @@ def _leaf_key(x):
     t = type(x)
     if t is np.ndarray or isinstance(x, np.generic):
         return (x.shape, x.dtype)
+    if t is int and not _I64_MIN <= x <= _I64_MAX:
+        raise OverflowError
     if t in (bool, int, float):
         return t
     if isinstance(x, Tracer):
         a = x.aval
         return (a.shape, a.dtype, a.weak_type)
     return (type(x), get_aval_any(x))
+
+
+def _raise_overflow(fname, dyn, leaves, labels):
+    """The OverflowError for a Python int beyond int64 among ``leaves`` of the dynamic
+    arguments ``dyn`` (``labels``: what to call each positional one)."""
+    from funcgrad.transforms.batching import leaf_owner
+
+    for i, x in enumerate(leaves):
+        if type(x) is int and not _I64_MIN <= x <= _I64_MAX:
+            raise OverflowError(
+                f"{fname}: {leaf_owner(dyn[0], dyn[1], i, labels)} is the Python int {x}, which does not fit in int64 "
+                "(pass it as a float, or as a static argument)"
+            ) from None
+    raise OverflowError(f"{fname}: an argument does not fit in int64")
 
 
 class Lowered:
@@ -240,9 +251,7 @@ class Compiled:
 
     def __call__(self, *args, **kwargs):
         jitted = self._lowered._jitted
-        dyn, static, _ = jitted._split(args, kwargs)
-        leaves, in_tree = pytree.tree_flatten(dyn)
-        key = (in_tree, tuple(_leaf_key(x) for x in leaves), static)
+        _, _, _, leaves, key = jitted._key(args, kwargs)
         if key != self._lowered._key:
             want = ", ".join(a.str_short() for a in self._lowered.jaxpr.in_avals)
             got = ", ".join(get_aval_any(x).str_short() for x in leaves)
@@ -251,53 +260,153 @@ class Compiled:
         return pytree.tree_unflatten(self._lowered.out_tree, outs)
 
 
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _index_tuple(v, what: str, fname: str) -> tuple:
+    vals = (v,) if isinstance(v, (int, np.integer)) else tuple(v) if isinstance(v, (tuple, list)) else None
+    if vals is None or not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in vals):
+        raise TypeError(f"jit({fname}): {what} must be an int or a tuple of ints, got {v!r}")
+    return tuple(int(i) for i in vals)
+
+
+def _name_tuple(v, what: str, fname: str) -> tuple:
+    vals = (v,) if isinstance(v, str) else tuple(v) if isinstance(v, (tuple, list)) else None
+    if vals is None or not all(isinstance(n, str) for n in vals):
+        raise TypeError(f"jit({fname}): {what} must be a str or a tuple of str, got {v!r}")
+    return vals
+
+
+def _infer_argnums_and_argnames(sig, nums, names, what_nums: str, fname: str):
+    """JAX's rule: a positional-or-keyword parameter marked by position is also marked by
+    name and vice versa, so it is treated alike however the caller passes it. Positions
+    beyond a signature without ``*args`` are an error here (JAX raises too)."""
+    if sig is None:
+        return nums, names
+    params = list(sig.parameters.values())
+    pos = [p for p in params if p.kind in _POSITIONAL]
+    if not any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        for i in nums:
+            if not -len(pos) <= i < len(pos):
+                raise ValueError(
+                    f"jit({fname}): {what_nums}={nums} but {fname} takes only {len(pos)} positional "
+                    f"argument{'' if len(pos) == 1 else 's'}"
+                )
+        nums = tuple(sorted({i % len(pos) for i in nums}))
+    by_pos = {i: p.name for i, p in enumerate(pos) if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD}
+    nums = tuple(sorted(set(nums) | {i for i, n in by_pos.items() if n in names}))
+    names = tuple(dict.fromkeys(names + tuple(by_pos[i] for i in nums if i in by_pos)))
+    return nums, names
+
+
+def _typed(v):
+    """Cache key of a static value: its type too (``1``, ``1.0`` and ``True`` hash and
+    compare equal but trace different programs), recursively inside tuples."""
+    if isinstance(v, tuple):
+        return (type(v), tuple(_typed(e) for e in v))
+    return (type(v), v)
+
+
 class JittedFunction:
-    def __init__(self, fun, static_argnums=(), static_argnames=()):
+    """``jit(f)``: see ``jit``. Owns its caches: traced programs, their executables (held
+    by the programs) and the fast dispatch table all die with it."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(), donate_argnames=(),
+                 inline=False, keep_unused=False, abstracted_axes=None):
         functools.update_wrapper(self, fun)
         self._fun = fun
-        self._static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-        self._static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        name = getattr(fun, "__name__", type(fun).__name__)
+        if not callable(fun):
+            raise TypeError(f"jit: expected a function, got {type(fun).__name__}")
+        if abstracted_axes is not None:
+            raise NotImplementedError(
+                f"jit({name}): abstracted_axes (dynamic shapes) is not supported; shapes are static")
         try:
             self._sig = inspect.signature(fun)
         except (TypeError, ValueError):
             self._sig = None
+        nums = _index_tuple(static_argnums, "static_argnums", name)
+        names = _name_tuple(static_argnames, "static_argnames", name)
+        self._static_argnums, self._static_argnames = _infer_argnums_and_argnames(
+            self._sig, nums, names, "static_argnums", name)
+        # Donation is a hint that lets JAX reuse an input's buffer for an output. funcgrad
+        # ignores it: inputs are never written, results are always new arrays.
+        self._donate_argnums, self._donate_argnames = _infer_argnums_and_argnames(
+            self._sig, _index_tuple(donate_argnums, "donate_argnums", name),
+            _name_tuple(donate_argnames, "donate_argnames", name), "donate_argnums", name)
+        self._inline = bool(inline)
+        self._keep_unused = bool(keep_unused)  # (unused inputs are always accepted)
         self._cache: dict = {}
         self._fast: dict = {}  # (shape, dtype) per ndarray argument -> (exe.call, out_tree, single)
         self._last_key = None
 
     # -- argument handling ----------------------------------------------------------------
     def _split(self, args, kwargs):
-        static_nums = {i % len(args) if args else i for i in self._static_argnums if -len(args) <= i < len(args)}
         if kwargs and self._sig is not None:
-            bound = self._sig.bind(*args, **kwargs)
+            try:
+                bound = self._sig.bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"jit({self.__name__}): {e}") from None
             args = tuple(bound.args)
             kwargs = dict(bound.kwargs)
+        n = len(args)
+        static_nums = set()
+        for i in self._static_argnums:
+            if -n <= i < n:
+                static_nums.add(i % n)
+            elif self._sig is None or i < 0 or any(
+                    p.kind is inspect.Parameter.VAR_POSITIONAL for p in self._sig.parameters.values()):
+                raise ValueError(
+                    f"jit({self.__name__}): static_argnums={self._static_argnums} but it was called with only "
+                    f"{n} positional argument{'' if n == 1 else 's'}"
+                )  # (else a parameter left at its default value: a constant anyway)
         static_vals = []
         for i in sorted(static_nums):
-            v = args[i]
-            try:
-                hash(v)
-            except TypeError:
-                raise TypeError(
-                    f"jit({self.__name__}): static argument {i} of type {type(v).__name__} is not hashable; "
-                    "static arguments must be hashable (use a tuple instead of a list)"
-                ) from None
-            static_vals.append((i, v))
+            static_vals.append((i, self._check_hashable(args[i], i)))
         static_kw = []
         dyn_kw = {}
         for k, v in kwargs.items():
             if k in self._static_argnames:
-                try:
-                    hash(v)
-                except TypeError:
-                    raise TypeError(
-                        f"jit({self.__name__}): static argument '{k}' of type {type(v).__name__} is not hashable"
-                    ) from None
-                static_kw.append((k, v))
+                static_kw.append((k, self._check_hashable(v, k)))
             else:
                 dyn_kw[k] = v
         dyn = ([a for i, a in enumerate(args) if i not in static_nums], dyn_kw)
         return dyn, (tuple(static_vals), tuple(sorted(static_kw))), len(args)
+
+    def _check_hashable(self, v, where):
+        try:
+            hash(v)
+        except TypeError:
+            label = self._label(where) if isinstance(where, int) else ""
+            shown, named = (f"'{where}'", "") if isinstance(where, str) else (where, label[len(str(where)):])
+            raise TypeError(
+                f"jit({self.__name__}): static argument {shown} of type {type(v).__name__} is not hashable{named}; "
+                "static arguments must be hashable (use a tuple instead of a list)"
+            ) from None
+        return v
+
+    def _label(self, i: int) -> str:
+        """Positional argument ``i`` for error messages: ``1 ('n')`` (its name when known)."""
+        if self._sig is not None:
+            pos = [p.name for p in self._sig.parameters.values() if p.kind in _POSITIONAL]
+            if i < len(pos):
+                return f"{i} ('{pos[i]}')"
+        return str(i)
+
+    def _key(self, args, kwargs):
+        """(dynamic arguments, static arguments, number of positional arguments, leaves,
+        cache key) of a call."""
+        dyn, static, nargs = self._split(args, kwargs)
+        leaves, in_tree = pytree.tree_flatten(dyn)
+        try:
+            leaf_keys = tuple(_leaf_key(x) for x in leaves)
+        except OverflowError:
+            static_pos = {i for i, _ in static[0]}
+            labels = [self._label(i) for i in range(nargs) if i not in static_pos]
+            _raise_overflow(f"jit({self.__name__})", dyn, leaves, labels)
+        static_key = (tuple((i, _typed(v)) for i, v in static[0]), tuple((k, _typed(v)) for k, v in static[1]))
+        return dyn, static, nargs, leaves, (in_tree, leaf_keys, static_key, nargs)
 
     def _rebuild(self, dyn, static, nargs):
         (dyn_args, dyn_kw) = dyn
@@ -316,6 +425,13 @@ class JittedFunction:
             args, kw = self._rebuild(d, static, nargs)
             out = self._fun(*args, **kw)
             o_leaves, tree = pytree.tree_flatten(out)
+            for i, o in enumerate(o_leaves):
+                if not isinstance(o, (Tracer, np.ndarray, np.generic, bool, int, float)):
+                    where = "output" if tree.node_type is None else f"output leaf {i}"
+                    raise TypeError(
+                        f"jit({self.__name__}): the function's {where} is a {type(o).__name__}, not an array; "
+                        "jitted functions return arrays (or pytrees of arrays, or None)"
+                    )
             out_tree[:] = [tree]
             return o_leaves
 
@@ -330,12 +446,10 @@ class JittedFunction:
         return jaxpr, consts, out_tree[0]
 
     def _entry(self, args, kwargs):
-        dyn, static, nargs = self._split(args, kwargs)
-        leaves, in_tree = pytree.tree_flatten(dyn)
-        key = (in_tree, tuple(_leaf_key(x) for x in leaves), static, nargs)
+        dyn, static, nargs, leaves, key = self._key(args, kwargs)
         entry = self._cache.get(key)
         if entry is None:
-            jaxpr, consts, out_tree = self._trace(dyn, static, nargs, leaves, in_tree)
+            jaxpr, consts, out_tree = self._trace(dyn, static, nargs, leaves, key[0])
             (closed,), hoisted = hoist_consts([(jaxpr, consts)])
             traced_consts = [c for c in hoisted if isinstance(c, Tracer)]
             # Constants that are plain arrays are baked in; traced ones (closure over an
@@ -378,6 +492,10 @@ class JittedFunction:
             else:
                 outs = call(*args)
                 return outs[0] if single else pytree.tree_unflatten(out_tree, outs)
+        if axis_env and not is_eager():
+            # Under a vmap with a named axis the body may use collectives over it, which
+            # act at that vmap's level: run it there (as inline=True would).
+            return self._fun(*args, **kwargs)
         (closed, hoisted, out_tree), leaves, cached = self._entry(args, kwargs)
         if not hoisted and is_eager() and not any(isinstance(x, Tracer) for x in leaves):
             exe = _executable_for(closed, self.__name__)
@@ -386,6 +504,9 @@ class JittedFunction:
             if cached and not kwargs and not self._static_argnums and all(type(a) is np.ndarray for a in args):
                 single = out_tree.node_type is None
                 self._fast[tuple((a.shape, a.dtype) for a in args)] = (call, out_tree, single)
+        elif self._inline and not is_eager():
+            # inline=True: the program joins the enclosing trace (no jit_call equation).
+            outs = jaxpr_as_fun(closed)(*hoisted, *leaves)
         else:
             outs = jit_call_p.bind(*hoisted, *leaves, jaxpr=closed, name=self.__name__)
         return pytree.tree_unflatten(out_tree, outs)
@@ -394,10 +515,8 @@ class JittedFunction:
         (closed, hoisted, out_tree), leaves, _ = self._entry(args, kwargs)
         if hoisted:
             raise TypeError(f"jit({self.__name__}).lower: cannot lower a function closing over traced values")
-        dyn, static, nargs = self._split(args, kwargs)
-        l2, in_tree = pytree.tree_flatten(dyn)
-        key = (in_tree, tuple(_leaf_key(x) for x in l2), static)
-        return Lowered(self, closed, _executable_for(closed, self.__name__), in_tree, out_tree, key)
+        _, _, _, _, key = self._key(args, kwargs)
+        return Lowered(self, closed, _executable_for(closed, self.__name__), key[0], out_tree, key)
 
     def cache_size(self) -> int:
         """Number of compiled signatures held for this function."""
@@ -420,16 +539,33 @@ def _fmt_key(k):
     return getattr(k, "__name__", str(k))
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=()):
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), donate_argnames=(),
+        inline=False, keep_unused=False, abstracted_axes=None):
     """Compile ``fun`` for each new input signature (a decorator, or a function).
 
     >>> @jit
     ... def f(x, y):
     ...     return fnp.sin(x) * y + fnp.exp(-x * x)
+
+    The keywords are JAX's. ``static_argnums`` / ``static_argnames`` mark arguments whose
+    *values* are part of the signature (hashable; ``1``, ``1.0`` and ``True`` are
+    different signatures); a positional-or-keyword parameter marked either way is static
+    however it is passed. ``donate_argnums`` / ``donate_argnames`` are accepted and
+    ignored: donation lets JAX reuse an input buffer for an output, but funcgrad never
+    writes to its inputs and always returns new arrays. ``inline=True`` puts the
+    program's equations straight into an enclosing trace (``make_jaxpr``, an outer
+    ``jit``, a transform) instead of one ``jit_call``. ``keep_unused`` is accepted (unused
+    inputs are always accepted); ``abstracted_axes`` must be ``None`` (shapes are static).
+
+    The compiled programs, their executables and the constants they captured are owned
+    by the returned function and freed with it.
     """
+    kw = dict(static_argnums=static_argnums, static_argnames=static_argnames, donate_argnums=donate_argnums,
+              donate_argnames=donate_argnames, inline=inline, keep_unused=keep_unused,
+              abstracted_axes=abstracted_axes)
     if fun is None:
-        return lambda f: JittedFunction(f, static_argnums, static_argnames)
-    return JittedFunction(fun, static_argnums, static_argnames)
+        return lambda f: JittedFunction(f, **kw)
+    return JittedFunction(fun, **kw)
 
 
 __all__ = ["jit", "jit_call_p", "JittedFunction", "Lowered", "Compiled"]
