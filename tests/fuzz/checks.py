@@ -134,7 +134,6 @@ class Context:
         self.f_np = np_ns["f"]
         self.dargs = [self.inputs[k] for k in program.diff]
         self.argnums = tuple(range(len(self.dargs)))
-        rng = np.random.default_rng(program.seed + 1)
         self.tangents = tangents_for(program)
         self._eager = self._grad = None
         self.loose = program.lowp_outputs()
