@@ -171,3 +171,19 @@ def test_bools_under_differentiation(f):
     np.testing.assert_allclose(fg.jit(lambda x: fg.jvp(f, (x,), (t,))[1])(X), expected.sum(), rtol=1e-6)
     np.testing.assert_allclose(fg.jvp(fg.jit(f), (X,), (t,))[1], expected.sum(), rtol=1e-6)
     np.testing.assert_allclose(fg.jit(fg.hessian(f))(X), fg.hessian(f)(X), atol=1e-12)
+
+
+def test_while_from_a_closed_over_constant_is_staged_under_jit():
+    # Found by the fuzzer: with a NumPy constant as the init, jit ran the loop in Python
+    # on a staged predicate whose value is unknown at trace time, and skipped it.
+    c0 = np.array([1.0, 2.0])
+
+    def f(x):
+        return x + lax.while_loop(lambda c: fnp.sum(c) < 4.5, lambda c: c + 1, c0)
+
+    x = np.zeros(2)
+    np.testing.assert_array_equal(f(x), [2.0, 3.0])
+    np.testing.assert_array_equal(fg.jit(f)(x), [2.0, 3.0])
+    np.testing.assert_array_equal(fg.core.eval_closed_jaxpr(fg.make_jaxpr(f)(x), x)[0], [2.0, 3.0])
+    g = fg.jit(fg.grad(lambda x: fnp.sum(f(x) * x)))(np.ones(2))
+    np.testing.assert_allclose(g, [4.0, 5.0])  # d/dx of sum((x + w) * x) is w + 2x

@@ -16,7 +16,7 @@ from funcgrad.core.interpret import eval_jaxpr, jaxpr_as_fun
 from funcgrad.core.primitive import allow_missing, batch_rules, jvp_rules
 from funcgrad.core.prims.control_flow import while_p, while_parts
 from funcgrad.core.staging import hoist_consts
-from funcgrad.core.trace import Tracer, get_aval_any
+from funcgrad.core.trace import Tracer, get_aval_any, is_staging
 from funcgrad.tapes import is_tape
 from funcgrad.transforms.control_flow.common import (
     all_concrete,
@@ -84,8 +84,10 @@ def while_with_name(what, cond_fun, body_fun, init_val, first_leaf=0):
         raise TypeError(f"{what}: cond_fun must return a scalar boolean, got {shown}")
     if cond_j.out_avals[0].dtype != np.bool_:
         raise TypeError(f"{what}: cond_fun must return a boolean scalar, got {cond_j.out_avals[0].str_short()}")
-    if all_concrete(c_leaves) and not has_tracers(cond_consts + body_consts):
-        # Eager: run the user's functions directly (they may run under eager grad).
+    if not is_staging() and all_concrete(c_leaves) and not has_tracers(cond_consts + body_consts):
+        # Eager: run the user's functions directly (they may run under eager grad). Not
+        # while staging (make_jaxpr, jit): the predicate would be a staged value there,
+        # even from a constant init, so the loop itself is staged.
         val = init_val
         while bool(np.asarray(concrete(cond_fun(val)))):
             val = body_fun(val)
@@ -145,7 +147,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
             for p, t in zip(primals, tangents)]
     t_bc, t_carry = tans[cond_nconsts:cond_nconsts + nb], tans[cond_nconsts + nb:]
     body_fn = jaxpr_as_fun(body_jaxpr)
-    if all_concrete(list(cc) + list(carry)) and not has_tracers(list(cc)):
+    if not is_staging() and all_concrete(list(cc) + list(carry)) and not has_tracers(list(cc)):
         # The trip count is decided now: iterate in Python, differentiating each step.
         # Under reverse mode every step's tangent ops are recorded (a tape whose length
         # is known only at run time), and the backward pass replays them in reverse.
