@@ -88,3 +88,30 @@ def test_user_numpy_code_keeps_its_own_error_state():
         warnings.simplefilter("error")
         with pytest.raises(RuntimeWarning):
             np.log(np.zeros(1))
+
+
+_F32 = np.ones(2, np.float32)
+_I32 = np.ones(2, np.int32)
+_PY_SCALAR_PROGRAMS = [
+    ("(x+.5)+b", lambda x, b: (x + 0.5) + b, 1.5, _F32),
+    ("sin(x)+b", lambda x, b: fnp.sin(x) + b, 1.5, _F32),
+    ("max(x)+b", lambda x, b: fnp.max(x) + b, 1.5, _F32),
+    ("b/(x*x+1)", lambda x, b: b / (x * x + 1.0), 1.5, _F32),
+    ("-x*2+b", lambda x, b: -x * 2 + b, 1.5, _F32),
+    ("fnp.add(x,1)+b", lambda x, b: fnp.add(x, 1.0) + b, 1.5, _F32),
+    ("(n+1)+bi", lambda n, b: (n + 1) + b, 3, _I32),
+    ("max(n)+bi", lambda n, b: fnp.max(n) + b, 3, _I32),
+    ("abs(n)+bi", lambda n, b: fnp.abs(n) + b, 3, _I32),
+    ("n//2+bi", lambda n, b: n // 2 + b, 3, _I32),
+]
+
+
+@pytest.mark.parametrize("name, f, x, b", _PY_SCALAR_PROGRAMS, ids=[p[0] for p in _PY_SCALAR_PROGRAMS])
+def test_python_scalar_arguments_give_the_same_dtype_eager_staged_and_compiled(name, f, x, b):
+    # A Python scalar is weakly typed: Python's operators on it stay weak, funcgrad.numpy
+    # functions give NumPy-style strong results -- identically eager, in make_jaxpr and jit.
+    eager = f(x, b)
+    staged = fg.make_jaxpr(f)(x, b).jaxpr.outvars[0].aval.dtype
+    compiled = fg.jit(f)(x, b)
+    assert eager.dtype == staged == compiled.dtype, (eager.dtype, staged, compiled.dtype)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-6)

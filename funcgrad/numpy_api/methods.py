@@ -27,11 +27,31 @@ def _fnp():
 def _binary(name, reflected=False):
     if reflected:
         def method(self, other):
-            return getattr(_fnp(), name)(other, self)
+            return _as_python_arithmetic(getattr(_fnp(), name)(other, self), self, other)
     else:
         def method(self, other):
-            return getattr(_fnp(), name)(self, other)
+            return _as_python_arithmetic(getattr(_fnp(), name)(self, other), self, other)
     return method
+
+
+_PY_SCALARS = (bool, int, float)
+
+
+def _as_python_arithmetic(out, *operands):
+    """A traced weakly typed value stands for a Python scalar (a jit argument ``1.5``), and
+    Python's operators on Python scalars give Python scalars: weakly typed, so that
+    ``(x + 0.5) + float32_array`` stays float32 under jit as it does eagerly. funcgrad.numpy
+    functions, like NumPy's, give strongly typed results (NumPy scalars)."""
+    if type(out) is tuple:  # divmod
+        return tuple(_as_python_arithmetic(o, *operands) for o in out)
+    if not isinstance(out, Tracer) or out.aval.weak_type:
+        return out
+    for o in operands:
+        if not (type(o) in _PY_SCALARS or (isinstance(o, Tracer) and o.aval.weak_type)):
+            return out
+    from funcgrad.core import lax_api
+
+    return lax_api.convert_element_type(out, out.aval.dtype, weak_type=True)
 
 
 def _unsupported_binary(symbol, numpy_name, instead, reflected=False):
@@ -55,7 +75,7 @@ def _describe(x) -> str:
 
 def _unary(name):
     def method(self):
-        return getattr(_fnp(), name)(self)
+        return _as_python_arithmetic(getattr(_fnp(), name)(self), self)
     return method
 
 

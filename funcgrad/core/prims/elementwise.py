@@ -30,9 +30,9 @@ def unop(name: str, impl, kinds: str = FLOAT, out_dtype=None) -> Primitive:
 
     def abstract_eval(x: ShapedArray) -> ShapedArray:
         check_kind(name, x, kinds)
-        if out_dtype is not None:
-            return ShapedArray(x.shape, out_dtype, False)
-        return x
+        # Outputs are strongly typed: a NumPy function of Python scalars gives a NumPy
+        # scalar. Only Python's own operators on them stay weak (numpy_api/methods.py).
+        return ShapedArray(x.shape, x.dtype if out_dtype is None else out_dtype, False)
 
     prim.def_abstract_eval(abstract_eval)
     prim.kinds = kinds  # accepted dtype kinds, read by tests and lowering
@@ -48,8 +48,7 @@ def binop(name: str, impl, kinds: str = NUM, out_dtype=None) -> Primitive:
     def abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
         check_same(name, (x, y))
         check_kind(name, x, kinds)
-        weak = x.weak_type and y.weak_type
-        return ShapedArray(x.shape, x.dtype if out_dtype is None else out_dtype, weak and out_dtype is None)
+        return ShapedArray(x.shape, x.dtype if out_dtype is None else out_dtype, False)  # (strong: see unop)
 
     prim.def_abstract_eval(abstract_eval)
     prim.kinds = kinds  # accepted dtype kinds, read by tests and lowering

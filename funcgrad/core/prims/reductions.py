@@ -88,7 +88,7 @@ def reduction(name: str, ufunc, kinds: str, *, combiner: Primitive, identity, ke
                 f"{name}: zero-size array to reduction operation which has no identity ({x.str_short()}, axes={axes})"
             )
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
-        return ShapedArray(shape, x.dtype, x.weak_type)
+        return ShapedArray(shape, x.dtype, False)  # strong, as every primitive output (see unop)
 
     prim.kinds = kinds
     prim.combiner = combiner
