@@ -210,3 +210,47 @@ def test_closures_that_cannot_work_raise_clearly(kind, where):
     run, message = runs[where]
     with pytest.raises(fg.errors.UnexpectedTracerError, match=message):
         run()
+
+
+def test_custom_vjp_bwd_may_return_none_for_a_zero_cotangent():
+    # JAX documents None in bwd's output as a zero cotangent for that argument.
+    @fg.custom_vjp
+    def g(x, y):
+        return x * fnp.sum(y)
+
+    g.defvjp(lambda x, y: (g(x, y), (x, y)), lambda res, ct: (ct * fnp.sum(res[1]), None))
+    y = np.array([1.0, 2.0])
+    for grad in (fg.grad(g, argnums=(0, 1)), fg.jit(fg.grad(g, argnums=(0, 1)))):
+        gx, gy = grad(2.0, y)
+        np.testing.assert_allclose(gx, 3.0)
+        np.testing.assert_array_equal(gy, np.zeros(2))
+
+
+def test_python_if_on_primals_inside_custom_rules_under_eager_grad():
+    # JAX allows it: under an eager grad/jvp the primal values are concrete.
+    @fg.custom_jvp
+    def f(x):
+        if x > 0:
+            return fnp.sin(x)
+        return x
+
+    @f.defjvp
+    def f_jvp(p, t):
+        (x,), (dx,) = p, t
+        return f(x), (fnp.cos(x) * dx if x > 0 else dx)
+
+    np.testing.assert_allclose(fg.grad(f)(0.5), np.cos(0.5))
+    assert fg.grad(f)(-0.5) == 1.0
+    np.testing.assert_allclose(fg.jvp(f, (0.5,), (1.0,))[1], np.cos(0.5))
+
+    @fg.custom_vjp
+    def h(x):
+        if x > 0:
+            return x * 2.0
+        return x
+
+    h.defvjp(lambda x: (h(x), x), lambda x, ct: (ct * (2.0 if x > 0 else 1.0),))
+    assert fg.grad(h)(0.5) == 2.0 and fg.grad(h)(-0.5) == 1.0
+    # Staged, the same code still says to use lax.cond: its primal is not known there.
+    with pytest.raises(fg.errors.TracerBoolConversionError):
+        fg.jit(fg.grad(h))(0.5)

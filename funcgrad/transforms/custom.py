@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, add_tangents, instantiate, is_undefined, tangent_aval
 from funcgrad.core.avals import ShapedArray
@@ -38,8 +40,8 @@ from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.core.primitive import allow_missing, batch_rules, jvp_rules, transpose_rules
 from funcgrad.core.prims.calls import checkpoint_call_p, custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
-from funcgrad.core.trace import Tracer, get_aval_any, is_eager
-from funcgrad.errors import UnexpectedTracerError
+from funcgrad.core.trace import Tracer, get_aval_any, is_eager, is_staging
+from funcgrad.errors import ConcretizationError, UnexpectedTracerError
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.linearize import linearize_flat
 from funcgrad.transforms.transpose import backward_pass
@@ -70,13 +72,29 @@ def _bind_call(prim, fun_flat, args, name, **params):
     """
     if is_eager() and not any(isinstance(a, Tracer) for a in args):
         return fun_flat(*args)
-    call_jaxpr = _stage(fun_flat, args)
+    try:
+        call_jaxpr = _stage(fun_flat, args)
+    except ConcretizationError:
+        if not _primals_known(args):
+            raise
+        if not any(isinstance(a, Tracer) for a in args):  # (e.g. called from its own rule)
+            return fun_flat(*args)
+        # Python control flow on the primal values (``if x > 0:``) under an eager grad or
+        # jvp, as JAX allows: the primals are concrete, and only the derivative rules, not
+        # the staged function, are used there, so the call carries no jaxpr.
+        return prim.bind(*args, fun=fun_flat, call_jaxpr=None, num_consts=0, **params)
     if not _closes_over_tracers(prim, name, call_jaxpr.consts):
         return prim.bind(*args, fun=fun_flat, call_jaxpr=call_jaxpr, num_consts=0, **params)
     (hoisted,), consts = hoist_consts([(call_jaxpr.jaxpr, call_jaxpr.consts)])
     body = jaxpr_as_fun(hoisted)
     body.__name__ = name
     return prim.bind(*consts, *args, fun=body, call_jaxpr=hoisted, num_consts=len(consts), **params)
+
+
+def _primals_known(args) -> bool:
+    """Nothing stages, and every traced argument's primal value is concrete (eager
+    differentiation: JVP and eager-tape tracers)."""
+    return not is_staging() and all(not isinstance(a, Tracer) or a.to_concrete_value() is not None for a in args)
 
 
 def _call_rule(prim, fun, rule, *args):
@@ -271,6 +289,13 @@ def _match_dtype(t, o):
     return t if ta.dtype == oa.dtype or oa.dtype.kind != "f" else lax.convert_element_type(t, oa.dtype)
 
 
+def _zeros_like_value(x):
+    from funcgrad.core.ad_util import zeros_like_aval
+
+    z = zeros_like_aval(tangent_aval(get_aval_any(x)))
+    return z[()] if type(z) is np.ndarray and z.ndim == 0 else z  # a NumPy scalar, as grads are
+
+
 def _split(args, nondiff):
     static = {i: args[i] for i in nondiff}
     return static, [a for i, a in enumerate(args) if i not in static]
@@ -363,6 +388,9 @@ class custom_vjp:
                     f"custom_vjp bwd of {self.__name__} must return a tuple (one cotangent per argument), "
                     f"got {type(cts_in).__name__}"
                 )
+            if len(cts_in) == len(dyn) and any(c is None for c in cts_in):
+                # JAX: ``None`` for an argument means a zero cotangent for all of it.
+                cts_in = tuple(pytree.tree_map(_zeros_like_value, a) if c is None else c for c, a in zip(cts_in, dyn))
             ct_leaves, ct_tree = pytree.tree_flatten(cts_in)
             if ct_tree != in_tree:
                 raise TypeError(
