@@ -7,23 +7,21 @@ NumPy's floating-point error handling set to "ignore", and only they: the user's
 NumPy code keeps whatever ``numpy.errstate`` it has.
 
 ``silence()`` / ``restore(token)`` bracket a call. With NumPy 2 they set NumPy's error
-state context variable directly, which costs ~50 ns (``numpy.errstate`` costs ~1 µs,
+state context variable directly, which costs ~0.12 µs (``numpy.errstate`` costs ~1 µs,
 too much for a per-primitive hot path).
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
 try:  # NumPy >= 2: the error state is a context variable holding an opaque object
     from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
 
-    _IGNORE = _make_extobj(all="ignore")
-
-    def silence():
-        return _extobj_contextvar.set(_IGNORE)
-
-    def restore(token) -> None:
-        _extobj_contextvar.reset(token)
+    # C-level callables (no Python frame): these run around every eager primitive.
+    silence = functools.partial(_extobj_contextvar.set, _make_extobj(all="ignore"))
+    restore = _extobj_contextvar.reset
 
 except ImportError:  # NumPy 1.x: the documented (slower) global switch
     def silence():
