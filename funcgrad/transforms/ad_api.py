@@ -15,6 +15,7 @@ import numpy as np
 
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, tangent_aval
+from funcgrad.core.array import grad_results
 from funcgrad.core.prims.elementwise import stop_gradient_p
 from funcgrad.core.staging import flatten_fun
 from funcgrad.core.trace import get_aval_any
@@ -198,7 +199,8 @@ def value_and_grad(fun, argnums=0, has_aux=False):
             out, aux, backward = _grad_call(diff_fun, p_leaves, p_tree, in_avals)
         # The output is one real scalar: its cotangent is 1.
         g_leaves = backward(np.array(1, _check_grad_output(out).dtype))
-        g = pytree.tree_unflatten(p_tree, [instantiate(c) for c in g_leaves])
+        out, aux, g_leaves = grad_results(out, aux, [instantiate(c) for c in g_leaves], p_leaves)
+        g = pytree.tree_unflatten(p_tree, g_leaves)
         g = g[0] if single else g
         if has_aux:
             return (out, aux), g
