@@ -111,7 +111,7 @@ def fresh_value(out):
     """``out``, a plain ndarray that only funcgrad refers to, frozen as a value."""
     if type(out) is not _ndarray:
         return out
-    out.setflags(write=False)
+    out.setflags(False)
     return out.view(Array) if out.ndim else out
 
 
@@ -126,7 +126,7 @@ def as_value(out, inputs=()):
             if out is a:
                 break
         else:  # a fresh result
-            out.setflags(write=False)
+            out.setflags(False)
             return out.view(Array) if out.ndim else out
     return _shared_value(out, inputs)
 
@@ -141,19 +141,23 @@ def _shared_value(out, inputs):
         if _belongs_to(out, owner, inputs):
             out = _copy(out, owner)  # the user's: copy it
         else:  # scratch memory of the computation: freeze it
-            owner.setflags(write=False)
-    out.setflags(write=False)
+            owner.setflags(False)
+    out.setflags(False)
     return out.view(Array) if out.ndim else out
 
 
 def _copy(out, owner):
-    """A copy of ``out`` with its layout: a view at least as large as its owner (a
-    broadcast) stays a view, of a copy of the owner; anything else is copied in its
-    stride order. Same layouts give the same results downstream (NumPy's summation
-    order follows the memory layout)."""
-    if out.size >= owner.size and owner.base is None and (owner.flags.c_contiguous or owner.flags.f_contiguous):
+    """A copy of ``out`` with its layout: a view larger than its owner (a broadcast)
+    stays a view, of a copy of the owner; anything else is copied in its stride order.
+    Same layouts give the same results downstream (NumPy's summation order follows
+    the memory layout)."""
+    if out.size > owner.size and owner.base is None and (owner.flags.c_contiguous or owner.flags.f_contiguous):
+        if owner.size == 1 and out.dtype == owner.dtype:  # a broadcast scalar
+            data = np.array(owner, copy=True).reshape(())
+            data.setflags(False)
+            return np.broadcast_to(data, out.shape)
         data = np.array(owner, order="A", copy=True)
-        data.setflags(write=False)
+        data.setflags(False)
         offset = out.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
         return _ndarray(out.shape, out.dtype, buffer=data, offset=offset, strides=out.strides)
     return np.array(out, order="K", copy=True)

@@ -306,6 +306,7 @@ def is_staging() -> bool:
 
 
 _eager_checked: set = set()
+_ndarray = np.ndarray
 _PY_SCALARS = (bool, int, float)
 
 
@@ -324,11 +325,13 @@ def _eager_bind(prim: Primitive, args, params, values: bool = False):
     scalars = arrays = False
     for a in args:
         t = type(a)
-        if t is np.ndarray or isinstance(a, np.generic):
+        if t is np.ndarray:
             key += (a.shape, a.dtype)
         elif t is Array:
             key += (a.shape, a.dtype)
             arrays = True
+        elif isinstance(a, np.generic):
+            key += (a.shape, a.dtype)
         else:
             key.append(t)  # Python scalars; anything else fails the check below
             scalars = True
@@ -345,8 +348,9 @@ def _eager_bind(prim: Primitive, args, params, values: bool = False):
             if len(_eager_checked) > 50_000:
                 _eager_checked.clear()
             _eager_checked.add(key)
-    if arrays:
-        args = [(x.base if type(x.base) is np.ndarray else unwrap(x)) if type(x) is Array else x for x in args]
+    if arrays:  # (the plain base of an Array made by bind is its .base: see core/array.py)
+        args = _unwrap_all(args)
+    inputs = args  # (arrays made here from Python scalars below are no one else's)
     if scalars and not prim.impl_takes_python_scalars:  # impls only ever see NumPy values
         args = [np.asarray(x) if type(x) in _PY_SCALARS else x for x in args]
     impl = impl_rules.get(prim)
@@ -359,16 +363,35 @@ def _eager_bind(prim: Primitive, args, params, values: bool = False):
         restore(token)
     if not values:
         return out
-    if type(out) is np.ndarray and out.base is None and out.ndim:  # as_value's common case, inline
-        for a in args:
+    if type(out) is _ndarray and out.base is None and out.ndim:  # as_value's common case, inline
+        for a in inputs:
             if out is a:
                 break
         else:
-            out.setflags(write=False)
+            out.setflags(False)
             return out.view(Array)
     if prim.multiple_results:
-        return [as_value(o, args) for o in out]
-    return as_value(out, args)
+        return [as_value(o, inputs) for o in out]
+    return as_value(out, inputs)
+
+
+def _unwrap_all(args):
+    """``args`` with each ``Array`` as its plain base (unrolled for one and two
+    operands, the common arities: this runs on every eager op on funcgrad results)."""
+    if len(args) == 2:
+        a, b = args
+        if type(a) is Array:
+            base = a.base
+            a = base if type(base) is _ndarray else unwrap(a)
+        if type(b) is Array:
+            base = b.base
+            b = base if type(base) is _ndarray else unwrap(b)
+        return (a, b)
+    if len(args) == 1:
+        a = args[0]
+        base = a.base
+        return (base if type(base) is _ndarray else unwrap(a),)
+    return [unwrap(x) if type(x) is Array else x for x in args]
 
 
 def _escaped(main: MainTrace) -> errors.UnexpectedTracerError:

@@ -121,9 +121,27 @@ def _convert(x, dtype):
         # Same dtype: only the weak flag would change, and primitives recompute it.
         return x if x.aval.dtype == dtype else lax.convert_element_type(x, dtype)
     if is_python_scalar(x):
-        return np.asarray(x, dtype)  # raises OverflowError like NumPy for out-of-range ints
+        return _scalar_constant(x, dtype)
     x = asarray(x)
     return x if x.dtype == dtype else x.astype(dtype)
+
+
+_scalar_constants: dict = {}
+
+
+def _scalar_constant(x, dtype):
+    """A Python scalar as a read-only 0-d array of ``dtype`` (a value: ops may return
+    zero-copy views of it, e.g. broadcasts), memoised per (type, value, dtype)."""
+    key = (type(x), x, dtype)
+    arr = _scalar_constants.get(key) if x == x else None  # (NaN never equals a key)
+    if arr is None:
+        arr = np.asarray(x, dtype)  # raises OverflowError like NumPy for out-of-range ints
+        arr.setflags(False)
+        if x == x:
+            if len(_scalar_constants) > 4096:
+                _scalar_constants.clear()
+            _scalar_constants[key] = arr
+    return arr
 
 
 # --- the promotion fast path -------------------------------------------------------------

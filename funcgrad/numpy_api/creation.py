@@ -2,9 +2,10 @@
 
 With no transform active and only concrete inputs, NumPy builds the result directly (the
 eager shortcut); like every eager result it is returned as a read-only value
-(``funcgrad.Array``, see ``core/array.py``), without a copy: ``x.copy()`` is writeable. Under tracing they stage a handful of
-primitives -- a broadcast of a scalar, ``iota``, compare + select -- so a compiled
-program never carries a large constant it could compute from a few numbers.
+(``funcgrad.Array``, see ``core/array.py``), without a copy: ``x.copy()`` is writeable.
+Under tracing they stage a handful of primitives -- a broadcast of a scalar, ``iota``,
+compare + select -- so a compiled program never carries a large constant it could
+compute from a few numbers.
 """
 from __future__ import annotations
 

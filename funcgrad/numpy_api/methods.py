@@ -285,8 +285,16 @@ def _value(out, args, kwargs):
 def values_boundary(fn):
     """``fn`` whose eager results are values (``core/array.py``): results computed by
     ``bind`` already are; this catches arguments returned as they are and arrays built
-    by NumPy directly (creation functions)."""
-    @functools.wraps(fn)
+    by NumPy directly (creation functions). The wrapper has ``fn``'s own parameters
+    (generated, like ``lowering/dispatch.make_caller``): a ``*args, **kwargs`` wrapper
+    would cost about 0.2 us more per call."""
+    public = _fixed_arity_boundary(fn) or _generic_boundary(fn)
+    functools.update_wrapper(public, fn)
+    public.values_boundary = True
+    return public
+
+
+def _generic_boundary(fn):
     def public(*args, **kwargs):
         out = fn(*args, **kwargs)
         t = type(out)
@@ -298,8 +306,53 @@ def values_boundary(fn):
         if t is np.ndarray or t is tuple or t is list or isinstance(out, tuple):
             return _value(out, args, kwargs)
         return out
-    public.values_boundary = True
     return public
+
+
+_P = inspect.Parameter
+
+
+def _fixed_arity_boundary(fn):
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if not params or any(p.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD) or p.name.startswith("_") for p in params):
+        return None
+    ns = {"_fn": fn, "_Array": Array, "_nd": np.ndarray, "_value": _value, "_tuple": tuple, "_list": list,
+          "_type": type, "_isinstance": isinstance}
+    decl, call, names = [], [], []
+    for k, p in enumerate(params):
+        name = f"a{k}"
+        names.append(name)
+        if p.kind is _P.KEYWORD_ONLY and not any(d.startswith("*") for d in decl):
+            decl.append("*")
+        default = ""
+        if p.default is not _P.empty:
+            ns[f"_d{k}"] = p.default
+            default = f"=_d{k}"
+        decl.append(f"{p.name if p.kind is not _P.POSITIONAL_ONLY else name}{default}")
+        arg = name if p.kind is _P.POSITIONAL_ONLY else p.name
+        call.append(f"{arg}={arg}" if p.kind is _P.KEYWORD_ONLY else arg)
+        if p.kind is _P.POSITIONAL_ONLY and (k + 1 == len(params) or params[k + 1].kind is not _P.POSITIONAL_ONLY):
+            decl.append("/")
+        if p.kind is not _P.POSITIONAL_ONLY:
+            names[-1] = p.name
+    everything = "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+    lines = [  # (locals start with "_": parameters never do)
+        f"def public({', '.join(decl)}):",
+        f"    _out = _fn({', '.join(call)})",
+        "    _t = _type(_out)",
+        "    if _t is _Array:",
+        f"        if {' or '.join(f'_out is {n}' for n in names)}:",
+        f"            return _value(_out, {everything}, {{}})",
+        "        return _out",
+        "    if _t is _nd or _t is _tuple or _t is _list or _isinstance(_out, _tuple):",
+        f"        return _value(_out, {everything}, {{}})",
+        "    return _out",
+    ]
+    exec("\n".join(lines), ns)  # noqa: S102 - generated from the signature only
+    return ns["public"]
 
 
 def wrap_public(modules, package) -> None:
