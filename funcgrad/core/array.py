@@ -115,10 +115,12 @@ def fresh_value(out):
     return out.view(Array) if out.ndim else out
 
 
-def as_value(out, inputs=()):
+def as_value(out, inputs=(), scratch=True):
     """``out`` (a plain ndarray computed from the plain ndarrays ``inputs``) as a value:
     read-only, never aliasing memory the user can write (then a copy), an ``Array``
-    unless 0-d. Anything that is not a plain ndarray is returned as it is."""
+    unless 0-d. Anything that is not a plain ndarray is returned as it is. A view of
+    other writeable memory is the computation's scratch, frozen in place, when
+    ``scratch`` (``inputs`` are all the memory the computation saw); else copied."""
     if type(out) is not _ndarray:
         return out
     if out.base is None:
@@ -128,17 +130,17 @@ def as_value(out, inputs=()):
         else:  # a fresh result
             out.setflags(False)
             return out.view(Array) if out.ndim else out
-    return _shared_value(out, inputs)
+    return _shared_value(out, inputs, scratch)
 
 
-def _shared_value(out, inputs):
+def _shared_value(out, inputs, scratch=True):
     """``as_value`` for a view, or an input returned as it is."""
     b = out.base
     owner = out if b is None else b
     if not isinstance(owner, _ndarray):  # memory of a non-array object (bytes, mmap, ...)
         out = np.array(out, copy=True)
     elif out.flags.writeable or owner.flags.writeable:  # someone may write this memory
-        if _belongs_to(out, owner, inputs):
+        if not scratch or _belongs_to(out, owner, inputs):
             out = _copy(out, owner)  # the user's: copy it
         else:  # scratch memory of the computation: freeze it
             owner.setflags(False)
@@ -197,7 +199,7 @@ def values_caller(call, consts=()):
     def call_values(*args):
         outs = call(*args)
         inputs = args + consts if consts else args
-        return [as_value(o, inputs) for o in outs]
+        return [as_value(o, inputs, scratch=False) for o in outs]
 
     return call_values
 
@@ -206,7 +208,7 @@ def grad_results(out, aux, g_leaves, inputs):
     """The results of an eager ``value_and_grad`` call as values: gradient leaves
     (computed by the reverse pass from ``inputs``) frozen, the output and aux leaves,
     which may be anything the user's function returned, copied unless values already."""
-    g_leaves = [as_value(g, inputs) for g in g_leaves]
+    g_leaves = [as_value(g, inputs, scratch=False) for g in g_leaves]
     if aux is not None:
         aux = pytree.tree_map(copied_value, aux)
     return copied_value(out), aux, g_leaves
