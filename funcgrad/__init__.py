@@ -7,6 +7,7 @@
 from funcgrad import errors, lax, tree_util  # noqa: F401
 from funcgrad import numpy  # noqa: F401  (installs array methods on tracers)
 from funcgrad.core import ClosedJaxpr, Jaxpr, ShapedArray, check_jaxpr, eval_jaxpr  # noqa: F401
+from funcgrad.core.array import Array  # noqa: F401  (eager results: read-only ndarrays)
 from funcgrad.core.interpret import eval_closed_jaxpr, jaxpr_as_fun  # noqa: F401
 from funcgrad.core.staging import make_jaxpr  # noqa: F401
 from funcgrad.transforms.ad_api import (  # noqa: F401
@@ -43,7 +44,7 @@ class ShapeDtypeStruct:
 
 __version__ = "0.1.0"
 __all__ = [
-    "errors", "lax", "tree_util", "numpy", "make_jaxpr", "check_jaxpr", "eval_jaxpr",
+    "Array", "errors", "lax", "tree_util", "numpy", "make_jaxpr", "check_jaxpr", "eval_jaxpr",
     "eval_closed_jaxpr", "jaxpr_as_fun", "ClosedJaxpr", "Jaxpr", "ShapedArray",
     "ShapeDtypeStruct", "grad", "value_and_grad", "jvp", "vjp", "linearize",
     "linear_transpose", "jacfwd", "jacrev", "hessian", "stop_gradient", "test_util", "custom_jvp", "custom_vjp",

@@ -19,6 +19,7 @@ import numpy as np
 
 from funcgrad import errors
 from funcgrad.core import source_info
+from funcgrad.core.array import Array, as_value, unwrap
 from funcgrad.core.avals import ShapedArray, get_aval
 from funcgrad.core.fp_errors import restore, silence
 from funcgrad.core.primitive import Primitive, abstract_eval_rules, impl_rules, missing_rule
@@ -90,14 +91,7 @@ class EvalTrace(Trace):
     lift = pure
 
     def process_primitive(self, primitive, values, params):
-        impl = impl_rules.get(primitive)
-        if impl is None:
-            raise missing_rule("impl", primitive)
-        token = silence()  # IEEE results without RuntimeWarnings, as compiled code
-        try:
-            return impl(*values, **params)
-        finally:
-            restore(token)
+        return _eager_bind(primitive, values, params, True)
 
 
 _state = _TraceState()
@@ -233,6 +227,12 @@ def _index_of(val):
     return int(arr)
 
 
+_NUMPY_TABLE_HINT = (
+    "If a plain NumPy array is being indexed by a traced value (np_table[i]), NumPy cannot "
+    "do that indexing: wrap the array with fnp.asarray first (table = fnp.asarray(np_table); "
+    "table[i]), so funcgrad stages it; arrays funcgrad returned can be indexed directly."
+)
+
 _CONVERSION_HINTS = {
     "bool": (
         "Python control flow (if/while/and/or/not) on a traced value cannot be recorded. "
@@ -243,14 +243,16 @@ _CONVERSION_HINTS = {
     "int": "Use the value as an array (e.g. in fnp ops), or mark the argument static.",
     "index": (
         "A traced integer cannot be a Python index or size. Index with the traced value "
-        "directly (x[i] and lax.dynamic_slice accept traced indices), or mark it static."
+        "directly (x[i] and lax.dynamic_slice accept traced indices), or mark it static. "
+        + _NUMPY_TABLE_HINT
     ),
     "float": "Keep the value as an array; float() needs the number now, at trace time.",
     "complex": "complex numbers are not supported by funcgrad.",
     "item": "Keep the value as an array; .item() needs the number now, at trace time.",
     "array": (
         "numpy.asarray / numpy functions cannot see inside a traced value. Use the "
-        "funcgrad.numpy function of the same name instead (import funcgrad.numpy as fnp)."
+        "funcgrad.numpy function of the same name instead (import funcgrad.numpy as fnp). "
+        + _NUMPY_TABLE_HINT
     ),
     "pickle": "A traced value cannot be pickled.",
 }
@@ -304,24 +306,34 @@ def is_staging() -> bool:
 
 
 _eager_checked: set = set()
+_ndarray = np.ndarray
 _PY_SCALARS = (bool, int, float)
 
 
-def _eager_bind(prim: Primitive, args, params):
+def _eager_bind(prim: Primitive, args, params, values: bool = False):
     """Run ``prim``'s NumPy implementation on concrete arguments.
 
     Primitives are strict eagerly too: the arguments are validated with abstract_eval
     once per distinct (primitive, argument types, params) signature, so the hot path
     (every primal operation under jvp/grad/vmap, every transpose in a backward pass)
-    only builds and looks up that signature.
+    only builds and looks up that signature. ``Array`` arguments reach the impl as
+    their plain base (NumPy is slower on subclasses). With ``values`` (the ``bind``
+    path) the outputs are made values (``core/array.py``): read-only ``Array``s that
+    never alias memory the user can write.
     """
     key = [prim]
-    scalars = False
+    scalars = arrays = False
     for a in args:
-        if type(a) is np.ndarray or isinstance(a, np.generic):
+        t = type(a)
+        if t is np.ndarray:
+            key += (a.shape, a.dtype)
+        elif t is Array:
+            key += (a.shape, a.dtype)
+            arrays = True
+        elif isinstance(a, np.generic):
             key += (a.shape, a.dtype)
         else:
-            key.append(type(a))  # Python scalars; anything else fails the check below
+            key.append(t)  # Python scalars; anything else fails the check below
             scalars = True
     if params:
         key += params.items()
@@ -338,6 +350,9 @@ def _eager_bind(prim: Primitive, args, params):
             if len(_eager_checked) > 50_000:
                 _eager_checked.clear()
             _eager_checked.add(key)
+    if arrays:  # (the plain base of an Array made by bind is its .base: see core/array.py)
+        args = _unwrap_all(args)
+    inputs = args  # (arrays made here from Python scalars below are no one else's)
     if scalars and not prim.impl_takes_python_scalars:  # impls only ever see NumPy values
         args = [np.asarray(x) if type(x) in _PY_SCALARS else x for x in args]
     impl = impl_rules.get(prim)
@@ -345,9 +360,40 @@ def _eager_bind(prim: Primitive, args, params):
         raise missing_rule("impl", prim)
     token = silence()  # IEEE results without RuntimeWarnings, as compiled code
     try:
-        return impl(*args, **params)
+        out = impl(*args, **params)
     finally:
         restore(token)
+    if not values:
+        return out
+    if type(out) is _ndarray and out.base is None and out.ndim:  # as_value's common case, inline
+        for a in inputs:
+            if out is a:
+                break
+        else:
+            out.setflags(False)
+            return out.view(Array)
+    if prim.multiple_results:
+        return [as_value(o, inputs) for o in out]
+    return as_value(out, inputs)
+
+
+def _unwrap_all(args):
+    """``args`` with each ``Array`` as its plain base (unrolled for one and two
+    operands, the common arities: this runs on every eager op on funcgrad results)."""
+    if len(args) == 2:
+        a, b = args
+        if type(a) is Array:
+            base = a.base
+            a = base if type(base) is _ndarray else unwrap(a)
+        if type(b) is Array:
+            base = b.base
+            b = base if type(base) is _ndarray else unwrap(b)
+        return (a, b)
+    if len(args) == 1:
+        a = args[0]
+        base = a.base
+        return (base if type(base) is _ndarray else unwrap(a),)
+    return [unwrap(x) if type(x) is Array else x for x in args]
 
 
 def _escaped(main: MainTrace) -> errors.UnexpectedTracerError:
@@ -380,7 +426,7 @@ def bind(prim: Primitive, *args, **params):
             # No tracers and nothing staging: only the eager interpreter can claim this
             # op, whatever transforms are active (they only see their own tracers). The
             # hot path of every primal computation under jvp/grad/vmap.
-            return _eager_bind(prim, args, params)
+            return _eager_bind(prim, args, params, True)
     elif dyn.level > top.level:
         top = dyn
     trace = top._trace or top.trace()
@@ -452,7 +498,7 @@ _array_avals: dict = {}
 def get_aval_any(x) -> ShapedArray:
     """Aval of a tracer or a concrete value. NumPy arrays and scalars, by far the most
     common operands on the eager autodiff path, hit a (shape, dtype) cache first."""
-    if type(x) is np.ndarray or isinstance(x, np.generic):
+    if type(x) is np.ndarray or type(x) is Array or isinstance(x, np.generic):
         key = (x.shape, x.dtype)
         aval = _array_avals.get(key)
         if aval is None:

@@ -10,6 +10,7 @@ import numpy as np
 
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
+from funcgrad.core.array import Array
 from funcgrad.core.avals import ShapedArray, get_aval, is_python_scalar
 from funcgrad.core.trace import Tracer, is_eager
 
@@ -47,6 +48,8 @@ def asarray(x, dtype=None, fname: str = "asarray"):
     if isinstance(x, (list, tuple)) and _contains_tracer(x):
         return _stack_nested(x, dtype, fname)
     if isinstance(x, (np.ndarray, np.generic)):
+        if type(x) is not np.ndarray and type(x) is not Array and isinstance(x, np.ndarray):
+            x = np.asarray(x)  # another ndarray subclass (numpy.matrix, ...): a plain view
         dtypes.canonicalize(x.dtype, what=f"{fname} argument")
         return x if dtype is None or x.dtype == dtype else _cast_concrete(np.asarray(x), dtype)
     numeric = is_python_scalar(x) or isinstance(x, (list, tuple, numbers.Number))
@@ -118,9 +121,27 @@ def _convert(x, dtype):
         # Same dtype: only the weak flag would change, and primitives recompute it.
         return x if x.aval.dtype == dtype else lax.convert_element_type(x, dtype)
     if is_python_scalar(x):
-        return np.asarray(x, dtype)  # raises OverflowError like NumPy for out-of-range ints
+        return _scalar_constant(x, dtype)
     x = asarray(x)
     return x if x.dtype == dtype else x.astype(dtype)
+
+
+_scalar_constants: dict = {}
+
+
+def _scalar_constant(x, dtype):
+    """A Python scalar as a read-only 0-d array of ``dtype`` (a value: ops may return
+    zero-copy views of it, e.g. broadcasts), memoised per (type, value, dtype)."""
+    key = (type(x), x, dtype)
+    arr = _scalar_constants.get(key) if x == x else None  # (NaN never equals a key)
+    if arr is None:
+        arr = np.asarray(x, dtype)  # raises OverflowError like NumPy for out-of-range ints
+        arr.setflags(False)
+        if x == x:
+            if len(_scalar_constants) > 4096:
+                _scalar_constants.clear()
+            _scalar_constants[key] = arr
+    return arr
 
 
 # --- the promotion fast path -------------------------------------------------------------
@@ -135,7 +156,7 @@ _PY_SCALAR_SIG = {float: (dtypes.float64, True), int: (dtypes.int64, True), bool
 def _signature(x):
     """(dtype, weak, shape) of an array-like, or None if it must go through asarray."""
     t = type(x)
-    if t is np.ndarray or isinstance(x, np.generic):
+    if t is np.ndarray or t is Array or isinstance(x, np.generic):
         dt = x.dtype
         if dt not in _SUPPORTED:
             dtypes.canonicalize(dt, what="argument")  # raises with a clear message
@@ -209,7 +230,8 @@ def _uniform(args):
     dtype = shape = None
     same = True
     for x in args:
-        if type(x) is np.ndarray or isinstance(x, np.generic):
+        t = type(x)
+        if t is np.ndarray or t is Array or isinstance(x, np.generic):
             dt, sh = x.dtype, x.shape
         elif isinstance(x, Tracer):
             a = x.aval

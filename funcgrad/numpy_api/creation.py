@@ -1,9 +1,11 @@
 """funcgrad.numpy: array creation (zeros, arange, linspace, eye, meshgrid, tril, diag, ...).
 
-With no transform active and only concrete inputs, these return fresh, writable NumPy
-arrays straight from NumPy (the eager shortcut). Under tracing they stage a handful of
-primitives -- a broadcast of a scalar, ``iota``, compare + select -- so a compiled
-program never carries a large constant it could compute from a few numbers.
+With no transform active and only concrete inputs, NumPy builds the result directly (the
+eager shortcut); like every eager result it is returned as a read-only value
+(``funcgrad.Array``, see ``core/array.py``), without a copy: ``x.copy()`` is writeable.
+Under tracing they stage a handful of primitives -- a broadcast of a scalar, ``iota``,
+compare + select -- so a compiled program never carries a large constant it could
+compute from a few numbers.
 """
 from __future__ import annotations
 

@@ -6,9 +6,23 @@ methods (``.sum() .reshape() .astype() ...``) and NumPy interop
 (``numpy.sin(tracer)`` dispatches to ``funcgrad.numpy.sin`` via ``__array_ufunc__``).
 Functions are looked up by name at call time, so every method follows its
 ``funcgrad.numpy`` function.
+
+It also finishes eager values (``funcgrad.core.array.Array``, which core defines
+without seeing ``funcgrad.numpy``): their traced-index ``__getitem__`` and ``.at``
+(the same helper as on tracers, with JAX's ``apply`` and keywords), and the boundary of
+every public ``funcgrad.numpy`` function, which turns a result that did not come from
+``bind`` (an argument returned as it is, an array NumPy built directly) into a value.
 """
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
+
+import numpy as np
+
+from funcgrad.core import array as _array
+from funcgrad.core.array import Array, as_value
 from funcgrad.core.trace import Tracer
 
 _FNP = None
@@ -132,7 +146,102 @@ def _getitem(self, idx):
 
 
 def _at(self):
-    return _fnp().indexing.at(self)
+    return _At(self)
+
+
+class _At:
+    """``x.at`` on tracers and eager Arrays: ``x.at[idx].set(v)`` etc. (JAX's API)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, idx):
+        return _AtRef(self.array, idx)
+
+    def __repr__(self):
+        return f"_At({self.array!r})"
+
+
+_accepted: dict = {}
+_ANY = None  # a method taking **kwargs
+
+
+def _call_ref(ref, name, args, kwargs):
+    """``fnp.at(x)[idx].name(*args, **kwargs)`` with only the keywords it accepts:
+    ``indices_are_sorted``/``unique_indices`` are hints, and ``mode``/``fill_value`` are
+    passed on when the indexing implementation takes them (see the README)."""
+    method = getattr(ref, name)
+    if name not in _accepted:
+        params = inspect.signature(method).parameters.values()
+        _accepted[name] = _ANY if any(p.kind is p.VAR_KEYWORD for p in params) else frozenset(p.name for p in params)
+    known = _accepted[name]
+    if known is not _ANY:
+        kwargs = {k: v for k, v in kwargs.items() if k in known}
+    return method(*args, **kwargs)
+
+
+def _at_method(name):
+    def method(self, *args, indices_are_sorted=False, unique_indices=False, mode=None, **kwargs):
+        kwargs.update(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
+        return _call_ref(_fnp().indexing.at(self.array)[self.index], name, args, kwargs)
+    method.__name__ = name
+    return method
+
+
+class _AtRef:
+    """``x.at[idx]``: pure ``x[idx] = v``, ``+= v``, ...; each method returns a new array.
+    Keywords as JAX's: ``indices_are_sorted``, ``unique_indices``, ``mode`` (and
+    ``fill_value`` for ``get``)."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array, self.index = array, index
+
+    def __repr__(self):
+        return f"_AtRef({self.array!r}, {self.index!r})"
+
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
+        kwargs = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+                      fill_value=fill_value)
+        return _call_ref(_fnp().indexing.at(self.array)[self.index], "get", (), kwargs)
+
+    set = _at_method("set")
+    add = _at_method("add")
+    subtract = _at_method("subtract")
+    multiply = mul = _at_method("multiply")
+    divide = _at_method("divide")
+    power = _at_method("power")
+    min = _at_method("min")
+    max = _at_method("max")
+
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x[idx] = func(x[idx])`` for an elementwise ``func``, as ``func.at(x, idx)``:
+        an element selected k times gets ``func`` applied k times. With a traced index
+        the repeat counts are unknown, so ``unique_indices=True`` is required."""
+        fnp = _fnp()
+        x = fnp.asarray(self.array)
+        if _contains_tracer_index(self.index):
+            if not unique_indices:
+                raise NotImplementedError(
+                    "x.at[idx].apply(func) with a traced index: repeated indices would apply func "
+                    "several times, which needs the counts now; pass unique_indices=True if the "
+                    "indices are distinct, or use x.at[idx].set(func(x[idx]))"
+                )
+            hit = fnp.zeros(x.shape, bool).at[self.index].set(True, mode=mode)
+            return fnp.where(hit, fnp.asarray(func(x), dtype=x.dtype), x)
+        counts = np.zeros(x.shape, np.int64)
+        np.add.at(counts, self.index, 1)  # NumPy's indexing rules for a concrete index
+        for k in range(int(counts.max(initial=0))):
+            x = fnp.where(counts > k, fnp.asarray(func(x), dtype=x.dtype), x)
+        return x
+
+
+def _contains_tracer_index(idx) -> bool:
+    items = idx if isinstance(idx, (tuple, list)) else (idx,)
+    return any(isinstance(e, Tracer) or (isinstance(e, (tuple, list)) and _contains_tracer_index(e)) for e in items)
 
 
 def _copy(self):
@@ -161,6 +270,127 @@ def _array_function(self, func, types, args, kwargs):
     return fn(*args, **kwargs)
 
 
+def _traced_getitem(self, idx):
+    return _fnp().indexing.getitem(self, idx)
+
+
+# --- the boundary of public funcgrad.numpy functions ----------------------------------------
+
+def _inputs(args, kwargs):
+    """The ndarrays among a call's arguments (one level of lists/tuples deep, and so on)."""
+    found, stack = [], [args, tuple(kwargs.values())]
+    while stack:
+        for a in stack.pop():
+            if isinstance(a, np.ndarray):
+                found.append(a)
+            elif type(a) in (list, tuple):
+                stack.append(a)
+    return found
+
+
+def _value(out, args, kwargs):
+    t = type(out)
+    if t is Array:  # a value already, unless it is an argument NumPy left writeable
+        return as_value(np.array(out)) if out.flags.writeable else out
+    if t is np.ndarray:
+        return as_value(out, _inputs(args, kwargs))
+    if isinstance(out, tuple) or t is list:  # (named) tuples and lists of results
+        items = [_value(o, args, kwargs) for o in out]
+        if t is tuple or t is list:
+            return t(items)
+        return t._make(items) if hasattr(t, "_make") else t(items)
+    return out
+
+
+def values_boundary(fn):
+    """``fn`` whose eager results are values (``core/array.py``): results computed by
+    ``bind`` already are; this catches arguments returned as they are and arrays built
+    by NumPy directly (creation functions). The wrapper has ``fn``'s own parameters
+    (generated, like ``lowering/dispatch.make_caller``): a ``*args, **kwargs`` wrapper
+    would cost about 0.2 us more per call."""
+    public = _fixed_arity_boundary(fn) or _generic_boundary(fn)
+    functools.update_wrapper(public, fn)
+    public.values_boundary = True
+    return public
+
+
+def _generic_boundary(fn):
+    def public(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        t = type(out)
+        if t is Array:
+            for a in args:
+                if out is a:
+                    return _value(out, args, kwargs)
+            return out
+        if t is np.ndarray or t is tuple or t is list or isinstance(out, tuple):
+            return _value(out, args, kwargs)
+        return out
+    return public
+
+
+_P = inspect.Parameter
+
+
+def _fixed_arity_boundary(fn):
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if not params or any(p.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD) or p.name.startswith("_") for p in params):
+        return None
+    ns = {"_fn": fn, "_Array": Array, "_nd": np.ndarray, "_value": _value, "_tuple": tuple, "_list": list,
+          "_type": type, "_isinstance": isinstance}
+    decl, call, names = [], [], []
+    for k, p in enumerate(params):
+        name = f"a{k}"
+        names.append(name)
+        if p.kind is _P.KEYWORD_ONLY and not any(d.startswith("*") for d in decl):
+            decl.append("*")
+        default = ""
+        if p.default is not _P.empty:
+            ns[f"_d{k}"] = p.default
+            default = f"=_d{k}"
+        decl.append(f"{p.name if p.kind is not _P.POSITIONAL_ONLY else name}{default}")
+        arg = name if p.kind is _P.POSITIONAL_ONLY else p.name
+        call.append(f"{arg}={arg}" if p.kind is _P.KEYWORD_ONLY else arg)
+        if p.kind is _P.POSITIONAL_ONLY and (k + 1 == len(params) or params[k + 1].kind is not _P.POSITIONAL_ONLY):
+            decl.append("/")
+        if p.kind is not _P.POSITIONAL_ONLY:
+            names[-1] = p.name
+    everything = "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+    lines = [  # (locals start with "_": parameters never do)
+        f"def public({', '.join(decl)}):",
+        f"    _out = _fn({', '.join(call)})",
+        "    _t = _type(_out)",
+        "    if _t is _Array:",
+        f"        if {' or '.join(f'_out is {n}' for n in names)}:",
+        f"            return _value(_out, {everything}, {{}})",
+        "        return _out",
+        "    if _t is _nd or _t is _tuple or _t is _list or _isinstance(_out, _tuple):",
+        f"        return _value(_out, {everything}, {{}})",
+        "    return _out",
+    ]
+    exec("\n".join(lines), ns)  # noqa: S102 - generated from the signature only
+    return ns["public"]
+
+
+def wrap_public(modules, package) -> None:
+    """Put ``values_boundary`` around each public function of ``modules`` (their
+    ``__all__``), in the module itself and in ``package``, so ``fnp.sin`` is still
+    ``funcgrad.numpy_api.elementwise.sin``."""
+    for module in modules:
+        for name in module.__all__:
+            fn = getattr(module, name, None)
+            if not inspect.isfunction(fn) or name == "at":  # at returns a helper, not an array
+                continue
+            if not getattr(fn, "values_boundary", False):
+                fn = values_boundary(fn)
+                setattr(module, name, fn)
+            if getattr(package, name, None) is getattr(fn, "__wrapped__", None):
+                setattr(package, name, fn)
+
+
 def install() -> None:
     for short, name in _BINARY.items():
         setattr(Tracer, f"__{short}__", _binary(name))
@@ -187,3 +417,8 @@ def install() -> None:
     Tracer.__array_ufunc__ = _array_ufunc
     Tracer.__array_function__ = _array_function
     Tracer.__hash__ = None
+    _array.hooks.update(getitem=_traced_getitem, at=_At, is_tracer=lambda x: isinstance(x, Tracer))
+    import funcgrad.numpy_api as api  # (being imported: its names are bound by now)
+
+    names = ["creation", "elementwise", "indexing", "joining", "products", "reductions", "shape", "linalg"]
+    wrap_public([importlib.import_module(f"funcgrad.numpy_api.{n}") for n in names], api)

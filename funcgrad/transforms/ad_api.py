@@ -15,6 +15,7 @@ import numpy as np
 
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, tangent_aval
+from funcgrad.core.array import grad_results
 from funcgrad.core.prims.elementwise import stop_gradient_p
 from funcgrad.core.staging import flatten_fun
 from funcgrad.core.trace import Tracer, get_aval_any
@@ -236,6 +237,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, allow_int=False):
             out, aux, backward = _grad_call(diff_fun, p_leaves, p_tree, in_avals)
         # The output is one real scalar: its cotangent is 1.
         g_leaves = [instantiate(c) for c in backward(np.array(1, _check_grad_output(out, what).dtype))]
+        out, aux, g_leaves = grad_results(out, aux, g_leaves, p_leaves)
         if int_mask is not None:
             it = iter(g_leaves)
             g_leaves = [np.zeros(a.shape, a.dtype) if m else next(it) for a, m in zip(all_avals, int_mask)]

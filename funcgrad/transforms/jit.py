@@ -23,6 +23,7 @@ import numpy as np
 from funcgrad import config, errors
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, is_undefined, tangent_aval
+from funcgrad.core.array import Array, values_caller
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.interpret import eval_jaxpr, jaxpr_as_fun
 from funcgrad.core.ir import ClosedJaxpr
@@ -198,7 +199,7 @@ batch_rules[jit_call_p] = _jit_call_batch
 
 def _leaf_key(x):
     t = type(x)
-    if t is np.ndarray or isinstance(x, np.generic):
+    if t in _FAST_TYPES or isinstance(x, np.generic):
         return (x.shape, x.dtype)
     if t is int and not _I64_MIN <= x <= _I64_MAX:
         raise OverflowError
@@ -485,7 +486,7 @@ class JittedFunction:
         # staging. The key is just each argument's (shape, dtype).
         if not kwargs and not is_staging():
             try:
-                key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else _NOT_FAST[0] for a in args])
+                key = tuple([(a.shape, a.dtype) if type(a) in _FAST_TYPES else _NOT_FAST[0] for a in args])
                 call, out_tree, single = self._fast[key]
             except (KeyError, IndexError):
                 pass
@@ -499,9 +500,9 @@ class JittedFunction:
         (closed, hoisted, out_tree), leaves, cached = self._entry(args, kwargs)
         if not hoisted and is_eager() and not any(isinstance(x, Tracer) for x in leaves):
             exe = _executable_for(closed, self.__name__)
-            call = exe.call if hasattr(exe, "call") else exe
+            call = values_caller(exe.call if hasattr(exe, "call") else exe, closed.consts)
             outs = call(*leaves)
-            if cached and not kwargs and not self._static_argnums and all(type(a) is np.ndarray for a in args):
+            if cached and not kwargs and not self._static_argnums and all(type(a) in _FAST_TYPES for a in args):
                 single = out_tree.node_type is None
                 self._fast[tuple((a.shape, a.dtype) for a in args)] = (call, out_tree, single)
         elif self._inline and not is_eager():
@@ -530,6 +531,7 @@ class JittedFunction:
         return f"<jit({self.__name__}), {len(self._cache)} compiled signature(s)>"
 
 
+_FAST_TYPES = (np.ndarray, Array)  # eager values are Arrays
 _NOT_FAST: list = []  # indexing it raises IndexError -> caught as "not a fast-path call"
 
 

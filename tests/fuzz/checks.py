@@ -124,7 +124,9 @@ class Context:
         from funcgrad import lax
 
         self.p, self.fg = program, fg
-        self.inputs = list(program.inputs)
+        # Inputs are funcgrad values, as a JAX program's are jax arrays: a plain NumPy
+        # array indexed by a traced value is invalid in both (funcgrad says to wrap it).
+        self.inputs = [fnp.asarray(x) if type(x) is np.ndarray else x for x in program.inputs]
         ns = {"np": np, "fnp": fnp, "lax": lax, "fg": fg}
         ns.update({f"X{k}": v for k, v in enumerate(self.inputs)})
         exec(compile(program.source(FG) + program.loss_source(), f"<fuzz seed {program.seed}>", "exec"), ns)  # noqa: S102

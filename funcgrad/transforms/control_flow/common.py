@@ -1,6 +1,8 @@
 """Helpers shared by the control-flow constructs (cond, scan, while) and the tape rules."""
 from __future__ import annotations
 
+import numpy as np
+
 from funcgrad.core import dtypes, pytree
 from funcgrad.core.staging import trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any
@@ -79,3 +81,12 @@ def split_list(xs, *sizes) -> list:
         i += n
     pieces.append(xs[i:])
     return pieces
+
+
+def operand_values(tree):
+    """Operands handed to the user's functions when a construct runs in Python (a known
+    predicate or trip count): NumPy arrays become funcgrad values, as the staged
+    construct would pass them (``x.at[i].set(v)`` works on them, and they are read-only)."""
+    from funcgrad.core.array import copied_value
+
+    return pytree.tree_map(lambda x: copied_value(x) if type(x) is np.ndarray else x, tree)

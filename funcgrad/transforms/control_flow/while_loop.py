@@ -24,6 +24,7 @@ from funcgrad.transforms.control_flow.common import (
     check_carry,
     concrete,
     has_tracers,
+    operand_values,
     promote_weak_carry,
     trace_pytree_fun,
 )
@@ -88,9 +89,9 @@ def while_with_name(what, cond_fun, body_fun, init_val, first_leaf=0):
         # Eager: run the user's functions directly (they may run under eager grad). Not
         # while staging (make_jaxpr, jit): the predicate would be a staged value there,
         # even from a constant init, so the loop itself is staged.
-        val = init_val
+        val = operand_values(init_val)
         while bool(np.asarray(concrete(cond_fun(val)))):
-            val = body_fun(val)
+            val = operand_values(body_fun(val))  # (NumPy operators in the body give ndarrays)
         # Python scalars the body returned become arrays of the carry's dtype, as staged.
         leaves = pytree.tree_leaves(val)
         if any(type(v) in (bool, int, float) for v in leaves):

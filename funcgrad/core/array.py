@@ -1,0 +1,220 @@
+"""Eager results as values: ``Array``, a thin read-only ``numpy.ndarray`` subclass.
+
+An eager funcgrad result is a NumPy array (``isinstance(x, numpy.ndarray)``, zero-copy
+interop with NumPy, SciPy, matplotlib) that behaves like a ``jax.Array`` value:
+
+- it is read-only, and its memory is funcgrad's: a result that would alias memory the
+  user can still write (a view of, or the very array passed in) is copied, while views
+  of funcgrad's own read-only results stay zero-copy views (``as_value``);
+- it carries ``x.at[idx].set(v)`` (and the other ``.at`` methods),
+  ``x.block_until_ready()`` and, when it is closed over by a transform or a ``lax``
+  loop body, indexing by a traced value (``table[i]``), which is staged like
+  ``funcgrad.numpy`` indexing;
+- NumPy operations on it (``numpy.sin(x)``, ``x + 1``, ``x.sum(0)``, ``x.copy()``)
+  give plain, writeable ``ndarray``s, which belong to the user.
+
+0-d results stay what NumPy returns (NumPy scalars, or read-only 0-d ndarrays).
+The wrapping happens once per primitive on the eager ``bind`` path
+(``core/trace.py``), and at the boundary of each public ``funcgrad.numpy`` function,
+``jit`` call and eager ``grad`` call (for results that did not come from ``bind``).
+Inside ``bind`` an ``Array`` argument is unwrapped to its plain base first
+(``unwrap``), so NumPy never sees the subclass on the hot path.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.core import pytree
+
+_ndarray = np.ndarray
+_getitem = np.ndarray.__getitem__
+
+# Installed by funcgrad.numpy_api.methods (core cannot import it): staged indexing with
+# a traced index, and the ``.at`` helper.
+hooks: dict = {}
+
+
+class Array(np.ndarray):
+    """A read-only eager funcgrad result. See the module docstring."""
+
+    __slots__ = ()
+
+    def __array_wrap__(self, arr, context=None, return_scalar=False):
+        # NumPy's own operations on an Array give the user a plain array.
+        if return_scalar:
+            return arr[()]
+        return arr if type(arr) is _ndarray else arr.view(_ndarray)
+
+    def __getitem__(self, idx):
+        if _has_tracer(idx):
+            return hooks["getitem"](self, idx)
+        return _getitem(self, idx)
+
+    @property
+    def at(self):
+        """Functional index updates, as on ``jax.Array``: ``x.at[idx].set(v)``, ``add``,
+        ``multiply``, ``divide``, ``power``, ``min``, ``max``, ``apply``, ``get``."""
+        return hooks["at"](self)
+
+    def block_until_ready(self):
+        """Eager results are always ready (JAX's asynchronous-dispatch API)."""
+        return self
+
+    def copy(self, order="C"):
+        """A plain, writeable NumPy copy (it belongs to the caller)."""
+        return np.array(self, order=order, copy=True)
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """Like ``numpy.ndarray.astype``; the result is a (read-only) value too."""
+        if not copy and np.dtype(dtype) == self.dtype:
+            return self
+        return fresh_value(_ndarray.astype(unwrap(self), dtype, order=order, casting=casting))
+
+    def __reduce_ex__(self, protocol):
+        return (from_pickle, (np.array(self, copy=True),))
+
+
+def _has_tracer(idx) -> bool:
+    t = type(idx)
+    if t is int or t is slice:
+        return False
+    is_tracer = hooks["is_tracer"]
+    if t is tuple or t is list:
+        for e in idx:
+            if is_tracer(e) or (type(e) in (tuple, list) and any(is_tracer(v) for v in e)):
+                return True
+        return False
+    return is_tracer(idx)
+
+
+def from_pickle(arr: np.ndarray):
+    """Unpickle an ``Array`` (pickled as a plain copy of its data) as a value again."""
+    return fresh_value(arr)
+
+
+def unwrap(a: Array) -> np.ndarray:
+    """The plain ndarray behind an ``Array``, for NumPy code on the hot path. An Array
+    made by ``plain.view(Array)`` has ``plain`` as its base (NumPy stops collapsing the
+    base chain at a change of type), with the same layout; any other Array (a slice of
+    one, a NumPy-made copy) is viewed as a plain array."""
+    b = a.base
+    return b if type(b) is _ndarray else a.view(_ndarray)
+
+
+def fresh_value(out):
+    """``out``, a plain ndarray that only funcgrad refers to, frozen as a value."""
+    if type(out) is not _ndarray:
+        return out
+    out.setflags(False)
+    return out.view(Array) if out.ndim else out
+
+
+def as_value(out, inputs=(), scratch=True):
+    """``out`` (a plain ndarray computed from the plain ndarrays ``inputs``) as a value:
+    read-only, never aliasing memory the user can write (then a copy), an ``Array``
+    unless 0-d. Anything that is not a plain ndarray is returned as it is. A view of
+    other writeable memory is the computation's scratch, frozen in place, when
+    ``scratch`` (``inputs`` are all the memory the computation saw); else copied."""
+    if type(out) is not _ndarray:
+        return out
+    if out.base is None:
+        for a in inputs:
+            if out is a:
+                break
+        else:  # a fresh result
+            out.setflags(False)
+            return out.view(Array) if out.ndim else out
+    return _shared_value(out, inputs, scratch)
+
+
+def _shared_value(out, inputs, scratch=True):
+    """``as_value`` for a view, or an input returned as it is."""
+    b = out.base
+    owner = out if b is None else b
+    if not isinstance(owner, _ndarray):  # memory of a non-array object (bytes, mmap, ...)
+        out = np.array(out, copy=True)
+    elif out.flags.writeable or owner.flags.writeable:  # someone may write this memory
+        if not scratch or _belongs_to(out, owner, inputs):
+            out = _copy(out, owner)  # the user's: copy it
+        else:  # scratch memory of the computation: freeze it
+            owner.setflags(False)
+    out.setflags(False)
+    return out.view(Array) if out.ndim else out
+
+
+def _copy(out, owner):
+    """A copy of ``out`` with its layout: a view larger than its owner (a broadcast)
+    stays a view, of a copy of the owner; anything else is copied in its stride order.
+    Same layouts give the same results downstream (NumPy's summation order follows
+    the memory layout)."""
+    if out.size > owner.size and owner.base is None and (owner.flags.c_contiguous or owner.flags.f_contiguous):
+        if owner.size == 1 and out.dtype == owner.dtype:  # a broadcast scalar
+            data = np.array(owner, copy=True).reshape(())
+            data.setflags(False)
+            return np.broadcast_to(data, out.shape)
+        data = np.array(owner, order="A", copy=True)
+        data.setflags(False)
+        offset = out.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+        return _ndarray(out.shape, out.dtype, buffer=data, offset=offset, strides=out.strides)
+    return np.array(out, order="K", copy=True)
+
+
+def _belongs_to(out, owner, inputs) -> bool:
+    for a in inputs:
+        if out is a or owner is a or (isinstance(a, _ndarray) and owner is a.base):
+            return True
+    return False
+
+
+def as_values(outs, inputs=()):
+    """``as_value`` of each element of a list/tuple of results (pytree leaves)."""
+    return [as_value(o, inputs) for o in outs]
+
+
+def copied_value(out):
+    """``out``, of unknown origin (it may be an array the user still holds), as a value:
+    a copy unless it is one already."""
+    t = type(out)
+    if t is Array and not out.flags.writeable:
+        return out
+    if t is _ndarray or t is Array:
+        b = out.base
+        if not out.flags.writeable and (b is None or isinstance(b, _ndarray) and not b.flags.writeable):
+            return out.view(Array) if out.ndim and t is _ndarray else out
+        return fresh_value(np.array(out, copy=True))
+    return out
+
+
+def values_caller(call, consts=()):
+    """``call`` (a compiled program: arguments -> list of fresh outputs) returning values;
+    an output that is an argument or a constant (the interpreter fallback) is copied."""
+    consts = tuple(c for c in consts if isinstance(c, _ndarray))
+
+    def call_values(*args):
+        outs = call(*args)
+        inputs = args + consts if consts else args
+        return [as_value(o, inputs, scratch=False) for o in outs]
+
+    return call_values
+
+
+def grad_results(out, aux, g_leaves, inputs):
+    """The results of an eager ``value_and_grad`` call as values: gradient leaves
+    (computed by the reverse pass from ``inputs``) frozen, the output and aux leaves,
+    which may be anything the user's function returned, copied unless values already."""
+    g_leaves = [as_value(g, inputs, scratch=False) for g in g_leaves]
+    if aux is not None:
+        aux = pytree.tree_map(copied_value, aux)
+    return copied_value(out), aux, g_leaves
+
+
+__all__ = [
+    "Array", "as_value", "as_values", "copied_value", "fresh_value", "unwrap", "from_pickle", "hooks",
+    "values_caller", "grad_results",
+]
