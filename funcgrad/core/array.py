@@ -204,6 +204,18 @@ def values_caller(call, consts=()):
     return call_values
 
 
+def fresh_caller(call):
+    """``call`` (native compiled code, whose outputs are always freshly allocated arrays)
+    returning values: no aliasing check is needed, only freezing."""
+    def call_values(*args):
+        outs = call(*args)
+        for o in outs:
+            o.setflags(False)
+        return [o.view(Array) if o.ndim else o for o in outs]
+
+    return call_values
+
+
 def grad_results(out, aux, g_leaves, inputs):
     """The results of an eager ``value_and_grad`` call as values: gradient leaves
     (computed by the reverse pass from ``inputs``) frozen, the output and aux leaves,
@@ -216,5 +228,5 @@ def grad_results(out, aux, g_leaves, inputs):
 
 __all__ = [
     "Array", "as_value", "as_values", "copied_value", "fresh_value", "unwrap", "from_pickle", "hooks",
-    "values_caller", "grad_results",
+    "values_caller", "fresh_caller", "grad_results",
 ]

@@ -23,7 +23,7 @@ import numpy as np
 from funcgrad import config, errors
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, is_undefined, tangent_aval
-from funcgrad.core.array import Array, values_caller
+from funcgrad.core.array import Array, fresh_caller, values_caller
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.interpret import eval_jaxpr, jaxpr_as_fun
 from funcgrad.core.ir import ClosedJaxpr
@@ -500,7 +500,8 @@ class JittedFunction:
         (closed, hoisted, out_tree), leaves, cached = self._entry(args, kwargs)
         if not hoisted and is_eager() and not any(isinstance(x, Tracer) for x in leaves):
             exe = _executable_for(closed, self.__name__)
-            call = values_caller(exe.call if hasattr(exe, "call") else exe, closed.consts)
+            native = getattr(exe, "call", None)  # compiled code: fresh outputs, never an input
+            call = fresh_caller(native) if native is not None else values_caller(exe, closed.consts)
             outs = call(*leaves)
             if cached and not kwargs and not self._static_argnums and all(type(a) in _FAST_TYPES for a in args):
                 single = out_tree.node_type is None
