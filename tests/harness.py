@@ -137,3 +137,14 @@ def compiled_and_evaluated(fun, *args):
         assert isinstance(exe, Executable)
         leaves, _ = tree_flatten(args)
         return exe(*leaves), fg.eval_closed_jaxpr(closed, *leaves)
+
+
+def fd_grad(f, x, eps=1e-6):
+    """Central finite-difference gradient of a scalar function of a float64 array."""
+    out = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = eps
+        out.flat[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return out
+

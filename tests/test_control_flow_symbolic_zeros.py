@@ -15,6 +15,8 @@ import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax
 
+from harness import fd_grad
+
 
 def _unused_in_fori(x):
     s = fnp.sqrt(x - x)
@@ -150,13 +152,7 @@ BOOLS = [_jit_bool_output_in_cond, _scan_times_bool_count, _scan_bool_ys, _scan_
 X = np.array([0.5, 1.5, -1.25])
 
 
-def _fd(f, x, eps=1e-6):
-    out = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e[i] = eps
-        out[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return out
+_fd = fd_grad
 
 
 @pytest.mark.parametrize("f", BOOLS, ids=lambda f: f.__name__)

@@ -10,6 +10,8 @@ import pytest
 import funcgrad as fg
 import funcgrad.numpy as fnp
 
+from harness import fd_grad
+
 
 def _prod(x):
     return fnp.prod(x)
@@ -37,13 +39,7 @@ def test_compiled_derivative_is_linear_in_n(f):
     assert sizes[128] < 2 * sizes[16] + 200, sizes
 
 
-def _fd_grad(f, x, eps=1e-6):
-    out = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e[i] = eps
-        out[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return out
+_fd_grad = fd_grad
 
 
 X_WITH_ZEROS = [

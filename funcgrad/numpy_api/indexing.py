@@ -264,6 +264,33 @@ class _IndexUpdateRef:
         """``x[idx] = maximum(x[idx], values)``."""
         return _update(self.array, self.index, values, "max", mode)
 
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x[idx] = func(x[idx])`` for an elementwise ``func``, as ``func.at(x, idx)``:
+        an element selected k times gets ``func`` applied k times. With a traced index
+        the repeat counts are unknown, so ``unique_indices=True`` is required."""
+        from funcgrad import numpy_api as fnp
+
+        x = fnp.asarray(self.array)
+        if _contains_tracer_index(self.index):
+            if not unique_indices:
+                raise NotImplementedError(
+                    "x.at[idx].apply(func) with a traced index: repeated indices would apply func "
+                    "several times, which needs the counts now; pass unique_indices=True if the "
+                    "indices are distinct, or use x.at[idx].set(func(x[idx]))"
+                )
+            hit = fnp.zeros(x.shape, bool).at[self.index].set(True, mode=mode)
+            return fnp.where(hit, fnp.asarray(func(x), dtype=x.dtype), x)
+        counts = np.zeros(x.shape, np.int64)
+        np.add.at(counts, self.index, 1)  # NumPy's indexing rules for a concrete index
+        for k in range(int(counts.max(initial=0))):
+            x = fnp.where(counts > k, fnp.asarray(func(x), dtype=x.dtype), x)
+        return x
+
+
+def _contains_tracer_index(idx) -> bool:
+    items = idx if isinstance(idx, (tuple, list)) else (idx,)
+    return any(isinstance(e, Tracer) or (isinstance(e, (tuple, list)) and _contains_tracer_index(e)) for e in items)
+
 
 def at(x):
     """Functional index updates: ``fnp.at(x)[idx].set(v)`` returns a new array.

@@ -146,102 +146,7 @@ def _getitem(self, idx):
 
 
 def _at(self):
-    return _At(self)
-
-
-class _At:
-    """``x.at`` on tracers and eager Arrays: ``x.at[idx].set(v)`` etc. (JAX's API)."""
-
-    __slots__ = ("array",)
-
-    def __init__(self, array):
-        self.array = array
-
-    def __getitem__(self, idx):
-        return _AtRef(self.array, idx)
-
-    def __repr__(self):
-        return f"_At({self.array!r})"
-
-
-_accepted: dict = {}
-_ANY = None  # a method taking **kwargs
-
-
-def _call_ref(ref, name, args, kwargs):
-    """``fnp.at(x)[idx].name(*args, **kwargs)`` with only the keywords it accepts:
-    ``indices_are_sorted``/``unique_indices`` are hints, and ``mode``/``fill_value`` are
-    passed on when the indexing implementation takes them (see the README)."""
-    method = getattr(ref, name)
-    if name not in _accepted:
-        params = inspect.signature(method).parameters.values()
-        _accepted[name] = _ANY if any(p.kind is p.VAR_KEYWORD for p in params) else frozenset(p.name for p in params)
-    known = _accepted[name]
-    if known is not _ANY:
-        kwargs = {k: v for k, v in kwargs.items() if k in known}
-    return method(*args, **kwargs)
-
-
-def _at_method(name):
-    def method(self, *args, indices_are_sorted=False, unique_indices=False, mode=None, **kwargs):
-        kwargs.update(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
-        return _call_ref(_fnp().indexing.at(self.array)[self.index], name, args, kwargs)
-    method.__name__ = name
-    return method
-
-
-class _AtRef:
-    """``x.at[idx]``: pure ``x[idx] = v``, ``+= v``, ...; each method returns a new array.
-    Keywords as JAX's: ``indices_are_sorted``, ``unique_indices``, ``mode`` (and
-    ``fill_value`` for ``get``)."""
-
-    __slots__ = ("array", "index")
-
-    def __init__(self, array, index):
-        self.array, self.index = array, index
-
-    def __repr__(self):
-        return f"_AtRef({self.array!r}, {self.index!r})"
-
-    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
-        kwargs = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
-                      fill_value=fill_value)
-        return _call_ref(_fnp().indexing.at(self.array)[self.index], "get", (), kwargs)
-
-    set = _at_method("set")
-    add = _at_method("add")
-    subtract = _at_method("subtract")
-    multiply = mul = _at_method("multiply")
-    divide = _at_method("divide")
-    power = _at_method("power")
-    min = _at_method("min")
-    max = _at_method("max")
-
-    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] = func(x[idx])`` for an elementwise ``func``, as ``func.at(x, idx)``:
-        an element selected k times gets ``func`` applied k times. With a traced index
-        the repeat counts are unknown, so ``unique_indices=True`` is required."""
-        fnp = _fnp()
-        x = fnp.asarray(self.array)
-        if _contains_tracer_index(self.index):
-            if not unique_indices:
-                raise NotImplementedError(
-                    "x.at[idx].apply(func) with a traced index: repeated indices would apply func "
-                    "several times, which needs the counts now; pass unique_indices=True if the "
-                    "indices are distinct, or use x.at[idx].set(func(x[idx]))"
-                )
-            hit = fnp.zeros(x.shape, bool).at[self.index].set(True, mode=mode)
-            return fnp.where(hit, fnp.asarray(func(x), dtype=x.dtype), x)
-        counts = np.zeros(x.shape, np.int64)
-        np.add.at(counts, self.index, 1)  # NumPy's indexing rules for a concrete index
-        for k in range(int(counts.max(initial=0))):
-            x = fnp.where(counts > k, fnp.asarray(func(x), dtype=x.dtype), x)
-        return x
-
-
-def _contains_tracer_index(idx) -> bool:
-    items = idx if isinstance(idx, (tuple, list)) else (idx,)
-    return any(isinstance(e, Tracer) or (isinstance(e, (tuple, list)) and _contains_tracer_index(e)) for e in items)
+    return _fnp().indexing.at(self)
 
 
 def _copy(self):
@@ -417,7 +322,7 @@ def install() -> None:
     Tracer.__array_ufunc__ = _array_ufunc
     Tracer.__array_function__ = _array_function
     Tracer.__hash__ = None
-    _array.hooks.update(getitem=_traced_getitem, at=_At, is_tracer=lambda x: isinstance(x, Tracer))
+    _array.hooks.update(getitem=_traced_getitem, at=_at, is_tracer=lambda x: isinstance(x, Tracer))
     import funcgrad.numpy_api as api  # (being imported: its names are bound by now)
 
     names = ["creation", "elementwise", "indexing", "joining", "products", "reductions", "shape", "linalg"]
