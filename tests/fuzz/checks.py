@@ -196,7 +196,7 @@ def check_jit_vs_eager(ctx: Context) -> Result:
 
 
 def check_vmap_vs_loop(ctx: Context) -> Result:
-    batched = ctx.p.batched
+    batched = {k: ctx.fg.numpy.asarray(v) if type(v) is np.ndarray else v for k, v in ctx.p.batched.items()}
     in_axes = tuple(0 if k in batched else None for k in range(len(ctx.inputs)))
     args = [batched.get(k, x) for k, x in enumerate(ctx.inputs)]
 
