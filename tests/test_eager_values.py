@@ -112,9 +112,21 @@ def test_results_are_ndarrays_of_the_array_subclass():
     assert isinstance(fnp.sin(0.5), np.float64)
 
 
-def test_numpy_operations_give_plain_writeable_arrays():
+def test_operators_on_values_give_values_like_jax_arrays():
+    # (a * b).at[i].set(v) is everyday JAX code; found by the fuzzer as an AttributeError.
     x = fnp.cos(np.array([0.0, 1.0, 2.0]))
-    for y in (np.sin(x), x + 1, x * x, np.exp(x), x.copy(), np.copy(x), copy.copy(x), copy.deepcopy(x),
+    for y in (x + 1, 1 + x, x * x, x - x, -x, abs(x), x ** 2, x / 2, x // 1, x % 1, x @ x[:, None], x > 0):
+        assert type(y) is fg.Array and not y.flags.writeable, type(y)
+    np.testing.assert_array_equal((x * x).at[0].set(5.0), [5.0, np.cos(1.0) ** 2, np.cos(2.0) ** 2])
+    y = x
+    y += 1  # rebinds y to a new value, as with jax.Array; x is unchanged
+    assert type(y) is fg.Array and y is not x
+    np.testing.assert_array_equal(x, np.cos([0.0, 1.0, 2.0]))
+
+
+def test_numpy_functions_give_plain_writeable_arrays():
+    x = fnp.cos(np.array([0.0, 1.0, 2.0]))
+    for y in (np.sin(x), np.add(x, 1), np.exp(x), x.copy(), np.copy(x), copy.copy(x), copy.deepcopy(x),
               np.where(x > 0, x, 0.0), np.concatenate([x, x]), x.reshape(3, 1).sum(axis=1)):
         assert type(y) is np.ndarray, type(y)
         assert y.flags.writeable

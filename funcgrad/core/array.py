@@ -10,7 +10,8 @@ interop with NumPy, SciPy, matplotlib) that behaves like a ``jax.Array`` value:
   ``x.block_until_ready()`` and, when it is closed over by a transform or a ``lax``
   loop body, indexing by a traced value (``table[i]``), which is staged like
   ``funcgrad.numpy`` indexing;
-- NumPy operations on it (``numpy.sin(x)``, ``x + 1``, ``x.sum(0)``, ``x.copy()``)
+- operators on it give values too, as on a ``jax.Array`` (``(a * b).at[i]``; ``x += 1``
+  rebinds ``x``); NumPy functions on it (``numpy.sin(x)``, ``x.sum(0)``, ``x.copy()``)
   give plain, writeable ``ndarray``s, which belong to the user.
 
 0-d results stay what NumPy returns (NumPy scalars, or read-only 0-d ndarrays).
@@ -78,6 +79,31 @@ class Array(np.ndarray):
 
     def __reduce_ex__(self, protocol):
         return (from_pickle, (np.array(self, copy=True),))
+
+
+def _operator(name):
+    """``x <op> y`` on a value gives a value, as on a ``jax.Array`` (``(a * b).at[i]`` works);
+    NumPy computes it. Anything else (a traced operand) is left to NumPy's dispatch."""
+    base = getattr(_ndarray, name)
+
+    def method(self, *other):
+        out = base(self, *other)
+        return fresh_value(out) if type(out) is _ndarray else out
+
+    method.__name__ = name
+    return method
+
+
+_OPERATORS = [f"__{n}__" for n in (
+    "add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv", "floordiv", "rfloordiv",
+    "mod", "rmod", "pow", "rpow", "matmul", "rmatmul", "and", "rand", "or", "ror", "xor", "rxor",
+    "lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert",
+)]
+for _name in _OPERATORS:
+    setattr(Array, _name, _operator(_name))
+# Values are immutable: ``x += 1`` rebinds ``x`` to a new value, as with jax.Array.
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor"):
+    setattr(Array, f"__i{_name}__", getattr(Array, f"__{_name}__"))
 
 
 def _has_tracer(idx) -> bool:
