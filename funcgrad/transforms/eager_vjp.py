@@ -84,11 +84,11 @@ class EagerTracer(Tracer):
 
     __slots__ = ("primal", "index", "aval")  # a plain ``aval`` slot shadows Tracer.aval
 
-    def __init__(self, trace, primal, index):
+    def __init__(self, trace, primal, index, aval=None):
         self._trace = trace
         self.primal = primal
         self.index = index
-        self.aval = get_aval_any(primal)
+        self.aval = get_aval_any(primal) if aval is None else aval
 
     def to_concrete_value(self):
         return self.primal
@@ -119,16 +119,21 @@ class EagerTape(Trace):
     def process_primitive(self, prim, args, params):
         primals = list(args)
         linear = []
-        scalars = False
+        scalars = weak = False
         for i, a in enumerate(args):
             if type(a) is EagerTracer:  # bind checked it is alive, so it is ours
                 primals[i] = a.primal
                 linear.append((i, a.index))
+                weak = weak or a.aval.weak_type
             elif type(a) in _PY_SCALARS:
                 scalars = True
         rule = _eager_rule(prim)
-        if rule is None:  # the general path (Python scalars stay weakly typed for its JVP rule)
-            return self._fallback(prim, primals, linear, params)
+        if rule is None or weak or params.get("weak_type"):
+            # The general path: Python scalars stay weakly typed for its JVP rule, and a
+            # weakly typed tape value (a differentiated Python scalar) keeps its weakness
+            # through the JVP trace, which tracks it (``jvp.JVPTrace._weak_outputs``).
+            weak_at = [type(a) is EagerTracer and a.aval.weak_type for a in args] if weak else None
+            return self._fallback(prim, primals, linear, params, weak_at)
         if scalars:  # the rules read NumPy values
             primals = [np.asarray(x) if type(x) in _PY_SCALARS else x for x in primals]
         ans = _eager_bind(prim, primals, params)
@@ -147,8 +152,10 @@ class EagerTape(Trace):
         self.main.payload.append((CT_RULE, rule, index, primals, ans if keep_ans else None, params, linear))
         return EagerTracer(self, ans, index)
 
-    def _fallback(self, prim, primals, linear, params):
-        """One primitive through the general reverse mode (its JVP rule + transposes)."""
+    def _fallback(self, prim, primals, linear, params, weak=None):
+        """One primitive through the general reverse mode (its JVP rule + transposes).
+        ``weak`` says which operands are weakly typed tape values: a 0-d one goes in as
+        the Python scalar it stands for, so it stays weak there."""
         from funcgrad.transforms.linearize import vjp_flat
 
         positions = [i for i, _ in linear]
@@ -160,15 +167,18 @@ class EagerTape(Trace):
             out = prim.bind(*args, **params)
             return out if prim.multiple_results else [out]
 
-        outs, out_avals, backward, nonzero = vjp_flat(one_prim, [primals[i] for i in positions], report_nonzero=True)
+        ins = [primals[i] for i in positions]
+        if weak is not None:
+            ins = [x.item() if weak[i] and type(x) is np.ndarray and x.ndim == 0 else x for i, x in zip(positions, ins)]
+        outs, out_avals, backward, nonzero = vjp_flat(one_prim, ins, report_nonzero=True)
         out, results = [], []
         for o, aval, nz in zip(outs, out_avals, nonzero):
             if nz:
-                out.append((self.count, aval))
-                results.append(EagerTracer(self, o, self.count))
+                out.append((self.count, tangent_aval(aval)))
+                results.append(EagerTracer(self, o, self.count, aval if aval.weak_type else None))
                 self.count += 1
             else:
-                out.append((None, aval))
+                out.append((None, tangent_aval(aval)))
                 results.append(o)
         # ``backward`` returns one cotangent per traced argument, in ``linear``'s order.
         to_index = [(j, k) for j, (_, k) in enumerate(linear)]
@@ -188,9 +198,13 @@ def grad_call(fun, p_leaves, p_tree, in_avals):
         tape = main.trace()
         ins = []
         for k, p in enumerate(p_leaves):
-            if type(p) is not np.ndarray and (type(p) in _PY_SCALARS or isinstance(p, np.ndarray)):
-                p = np.asarray(p)  # Python scalars; ndarray subclasses (np.matrix) as plain arrays
-            ins.append(EagerTracer(tape, p, k))
+            aval = None
+            if type(p) in _PY_SCALARS:  # weakly typed, as under jit
+                aval = get_aval_any(p)
+                p = np.asarray(p)
+            elif type(p) is not np.ndarray and isinstance(p, np.ndarray):
+                p = np.asarray(p)  # ndarray subclasses (np.matrix) as plain arrays
+            ins.append(EagerTracer(tape, p, k, aval))
         tape.count = len(ins)
         out, aux = fun(*pytree.tree_unflatten(p_tree, ins))
         if aux is not None:

@@ -142,8 +142,9 @@ def vjp_flat(f_flat, primals, in_avals=None, report_nonzero=False):
     """Run ``f_flat`` at ``primals`` recording its linearization on a tape: returns
     (primal outputs, output tangent avals, ``backward(cts_out) -> cts_in``).
     ``in_avals`` (the primals' avals) may be passed when the caller already has them.
-    With ``report_nonzero``, also a list saying which outputs depend on the inputs
-    (have a tangent that is not symbolically zero)."""
+    With ``report_nonzero``, the avals returned are the primal outputs' (weak types
+    kept), and a list follows saying which outputs depend on the inputs (have a tangent
+    that is not symbolically zero)."""
     if in_avals is None:
         in_avals = [get_aval_any(p) for p in primals]
     records: list = []
@@ -155,7 +156,8 @@ def vjp_flat(f_flat, primals, in_avals=None, report_nonzero=False):
             t = tape.new_tracer(tangent_aval(aval))
             tangent_in.append(t)
             tangents.append(t if is_differentiable(t.aval) else Zero(t.aval))
-        primals_out, tangents_out = jvp_flat(f_flat, primals, tangents)
+        primal_avals = [] if report_nonzero else None
+        primals_out, tangents_out = jvp_flat(f_flat, primals, tangents, primal_avals)
     finally:
         pop_main(main)
 
@@ -168,7 +170,7 @@ def vjp_flat(f_flat, primals, in_avals=None, report_nonzero=False):
     out_avals = [tangent_aval(get_aval_any(p)) for p in primals_out]
     if report_nonzero:
         nonzero = [k is not None for k in out_index]
-        return primals_out, out_avals, backward, nonzero
+        return primals_out, primal_avals, backward, nonzero
     return primals_out, out_avals, backward
 
 
