@@ -77,7 +77,7 @@ def rand(*shape, dtype=np.float64, low=-2.0, high=2.0, seed=None):
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
         x = rng.uniform(low, high, size=shape).astype(dtype)
-    elif dtype.kind == "i":
+    elif dtype.kind in "iu":
         x = rng.integers(int(low), int(high) + 1, size=shape).astype(dtype)
     elif dtype.kind == "b":
         x = rng.random(size=shape) < 0.5

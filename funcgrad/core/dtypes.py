@@ -1,8 +1,10 @@
 """The dtypes funcgrad supports and NumPy-2 promotion with weak Python scalars.
 
-Supported: bool, int32, int64, float32, float64. float64 is the default float and
-int64 the default int. Python scalars are *weak*: they take the dtype of the array
-they meet (NEP 50), which is what ``weak_type`` on an aval records.
+Supported: bool, int32, int64, uint32, uint64, float32, float64. float64 is the default
+float and int64 the default int. Unsigned integers wrap around (modulo 2**n) like NumPy's
+and C's; a further integer width (int8, uint16, ...) is one row in ``_TABLE``. Python
+scalars are *weak*: they take the dtype of the array they meet (NEP 50), which is what
+``weak_type`` on an aval records.
 """
 from __future__ import annotations
 
@@ -13,19 +15,37 @@ from funcgrad.errors import UnsupportedDtypeError
 bool_ = np.dtype(np.bool_)
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
+uint32 = np.dtype(np.uint32)
+uint64 = np.dtype(np.uint64)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 
-SUPPORTED = (bool_, int32, int64, float32, float64)
+# (dtype, short name in the printed IR). One row per supported dtype: NumPy does the
+# promotion, the lowering derives its register types from kind and itemsize.
+_TABLE = (
+    (bool_, "bool"), (int32, "i32"), (int64, "i64"), (uint32, "u32"), (uint64, "u64"),
+    (float32, "f32"), (float64, "f64"),
+)
+SUPPORTED = tuple(dt for dt, _ in _TABLE)
 _SUPPORTED_SET = frozenset(SUPPORTED)
+SUPPORTED_TEXT = ", ".join(dt.name for dt in SUPPORTED)
 
 default_float = float64
 
-SHORT_NAMES = {bool_: "bool", int32: "i32", int64: "i64", float32: "f32", float64: "f64"}
+SHORT_NAMES = dict(_TABLE)
 
 # A representative Python scalar per dtype kind, used to ask NumPy for NEP-50 promotion
-# of weakly typed values: np.result_type(np.float32, 0.0) -> float32.
-_WEAK_STANDIN = {"b": False, "i": 0, "f": 0.0}
+# of weakly typed values: np.result_type(np.float32, 0.0) -> float32, (uint32, 0) -> uint32.
+_WEAK_STANDIN = {"b": False, "i": 0, "u": 0, "f": 0.0}
+
+
+def is_integer(dt) -> bool:
+    """Signed or unsigned integer dtype (not bool)."""
+    return np.dtype(dt).kind in "iu"
+
+
+def is_unsigned(dt) -> bool:
+    return np.dtype(dt).kind == "u"
 
 
 def canonicalize(dtype, *, what: str = "value") -> np.dtype:
@@ -38,7 +58,7 @@ def canonicalize(dtype, *, what: str = "value") -> np.dtype:
         return dt
     raise UnsupportedDtypeError(
         f"{what} has dtype {dt.name}, which funcgrad does not support. Supported dtypes: "
-        "bool, int32, int64, float32, float64. Convert first, e.g. x.astype(numpy.float64)."
+        f"{SUPPORTED_TEXT}. Convert first, e.g. x.astype(numpy.float64)."
     )
 
 

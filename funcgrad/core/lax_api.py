@@ -198,6 +198,13 @@ def sort(operands, dimension: int = -1, num_keys: int = 1):
     return _sort.sort_p.bind(*operands, dimension=dimension, num_keys=int(num_keys))
 
 
-# Linear algebra and special functions: their one-line wrappers live with the primitives.
+# Bit operations, linear algebra and special functions: their wrappers live with the primitives.
+from funcgrad.core.prims.bits import (  # noqa: E402,F401
+    bitcast_convert_type,
+    population_count,
+    shift_left,
+    shift_right_arithmetic,
+    shift_right_logical,
+)
 from funcgrad.core.prims.linalg import cholesky, eigh, lu, qr, svd, triangular_solve  # noqa: E402,F401
 from funcgrad.core.prims.special import digamma, erf, erf_inv, erfc, lgamma, polygamma  # noqa: E402,F401

@@ -42,7 +42,7 @@ from funcgrad.errors import LoweringError
 from funcgrad.lowering import dot, elementwise, indexing, reductions, structural  # noqa: F401  (register rules)
 from funcgrad.lowering import dispatch, engine
 from funcgrad.lowering import linalg  # noqa: F401  (register rules)
-from funcgrad.lowering import special  # noqa: F401  (register rules)
+from funcgrad.lowering import bits, special  # noqa: F401  (register rules)
 from funcgrad.lowering import pending  # noqa: F401  (allow-list: the inlined call primitives)
 from funcgrad.lowering.builder import ModuleBuilder
 from funcgrad.lowering.compiler import GIL_RELEASE_WORK, check_supported, emit_core, fusion_text, plan, simplify

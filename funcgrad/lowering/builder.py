@@ -4,8 +4,10 @@ Textual IR is cheaper to build than ``llvmlite.ir`` objects and makes attributes
 intrinsics easy to spell. Scalars are ``Value(ref, dtype)``; index arithmetic works on
 ``int | str`` (Python ints are compile-time constants and fold).
 
-Register types: bool ``i1``, int32 ``i32``, int64 ``i64``, float32 ``float``,
-float64 ``double``. In memory bool is one byte (``i8``), like NumPy.
+Register types: bool ``i1``, int32/uint32 ``i32``, int64/uint64 ``i64``, float32
+``float``, float64 ``double``. In memory bool is one byte (``i8``), like NumPy. LLVM
+integers have no sign: the dtype's kind picks the signed or unsigned instruction
+(``int_pred``, ``int_op``).
 """
 from __future__ import annotations
 
@@ -15,10 +17,24 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 BOOL, I32, I64 = np.dtype(np.bool_), np.dtype(np.int32), np.dtype(np.int64)
+U32, U64 = np.dtype(np.uint32), np.dtype(np.uint64)
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
-LLTYPE = {BOOL: "i1", I32: "i32", I64: "i64", F32: "float", F64: "double"}
-MEMTYPE = {BOOL: "i8", I32: "i32", I64: "i64", F32: "float", F64: "double"}
+LLTYPE = {BOOL: "i1", I32: "i32", I64: "i64", U32: "i32", U64: "i64", F32: "float", F64: "double"}
+MEMTYPE = {**LLTYPE, BOOL: "i8"}
 SUPPORTED_DTYPES = frozenset(LLTYPE)
+
+
+def int_pred(dtype, pred: str) -> str:
+    """The ``icmp`` predicate for ``dtype``: a signed one (``slt``...) becomes unsigned
+    (``ult``...) for unsigned ints and bool."""
+    if pred[0] == "s" and np.dtype(dtype).kind in "ub":
+        return "u" + pred[1:]
+    return pred
+
+
+def int_op(dtype, signed: str, unsigned: str) -> str:
+    """``signed`` (sdiv, srem, smax, sext, sitofp...) or its unsigned twin for ``dtype``."""
+    return unsigned if np.dtype(dtype).kind in "ub" else signed
 
 
 class Value(NamedTuple):
@@ -35,8 +51,9 @@ class Value(NamedTuple):
 def const_text(dtype: np.dtype, value) -> str:
     if dtype == BOOL:
         return "true" if bool(value) else "false"
-    if dtype.kind == "i":
-        return str(int(np.asarray(value).astype(dtype)))
+    if dtype.kind in "iu":  # the same bits as a signed number (an i32 literal must fit i32)
+        signed = np.dtype(f"i{dtype.itemsize}")
+        return str(int(np.asarray(value).astype(dtype).view(signed)))
     v = float(np.asarray(value).astype(dtype))  # exactly representable in the type
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
 

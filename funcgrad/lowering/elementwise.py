@@ -13,7 +13,7 @@ import numpy as np
 from funcgrad.core.prims import elementwise as ew
 from funcgrad.errors import LoweringError
 from funcgrad.lowering import vecmath
-from funcgrad.lowering.builder import BOOL, F64, LLTYPE, Value, const
+from funcgrad.lowering.builder import BOOL, F64, LLTYPE, Value, const, int_op, int_pred
 from funcgrad.lowering.context import lower_view
 
 
@@ -104,6 +104,8 @@ def _neg(b, x):
 def _abs(b, x):
     if _is_float(x):
         return intrinsic("fabs", x, b=b)
+    if x.dtype.kind == "u":
+        return x
     return b.select(b.cmp("icmp", "slt", x, const(x.dtype, 0)), _neg(b, x), x)  # INT_MIN stays
 
 
@@ -113,8 +115,8 @@ def _sign(b, x):
         r = b.select(b.cmp("fcmp", "oeq", x, zero), zero, x)
         r = b.select(b.cmp("fcmp", "olt", x, zero), m1, r)
         return b.select(b.cmp("fcmp", "ogt", x, zero), one, r)
-    r = b.select(b.cmp("icmp", "slt", x, zero), m1, zero)
-    return b.select(b.cmp("icmp", "sgt", x, zero), one, r)
+    r = zero if x.dtype.kind == "u" else b.select(b.cmp("icmp", "slt", x, zero), m1, zero)
+    return b.select(b.cmp("icmp", int_pred(x.dtype, "sgt"), x, zero), one, r)
 
 
 def _not(b, x):
@@ -135,6 +137,9 @@ def _arith(fop, iop):
 def _int_div(b, x, y):
     """C (truncating) division; x / 0 == 0 and INT_MIN / -1 == INT_MIN (wraps), never a trap."""
     zero, one, m1 = const(x.dtype, 0), const(x.dtype, 1), const(x.dtype, -1)
+    if x.dtype.kind == "u":
+        y0 = b.cmp("icmp", "eq", y, zero)
+        return b.select(y0, zero, b.op("udiv", x, b.select(y0, one, y)))
     y0 = b.cmp("icmp", "eq", y, zero)
     ym1 = b.cmp("icmp", "eq", y, m1)
     bad = b.op("or", y0, ym1)
@@ -152,17 +157,20 @@ def _rem(b, x, y):
     if _is_float(x):
         return b.op("frem", x, y)  # C fmod: exact, sign of x
     zero, one, m1 = const(x.dtype, 0), const(x.dtype, 1), const(x.dtype, -1)
+    if x.dtype.kind == "u":
+        y0 = b.cmp("icmp", "eq", y, zero)
+        return b.select(y0, zero, b.op("urem", x, b.select(y0, one, y)))
     bad = b.op("or", b.cmp("icmp", "eq", y, zero), b.cmp("icmp", "eq", y, m1))
     return b.select(bad, zero, b.op("srem", x, b.select(bad, one, y)))  # x%0 == 0, x%-1 == 0
 
 
-def _ipow_helper(ty: str) -> str:
+def _ipow_helper(name: str, ty: str, lt: str) -> str:
     """x**y for integers by square-and-multiply (wrapping, like NumPy). Negative y:
     NumPy raises; compiled code returns the truncated value (1 for x == 1, +-1 for
-    x == -1, else 0)."""
-    return f"""define internal {ty} @fg_ipow_{ty}({ty} %x, {ty} %y) #0 {{
+    x == -1, else 0). ``lt`` is ``ult`` for unsigned ints: no exponent is negative."""
+    return f"""define internal {ty} @{name}({ty} %x, {ty} %y) #0 {{
 entry:
-  %neg = icmp slt {ty} %y, 0
+  %neg = icmp {lt} {ty} %y, 0
   br i1 %neg, label %negative, label %loop
 loop:
   %acc = phi {ty} [1, %entry], [%acc2, %loop]
@@ -191,8 +199,9 @@ negative:
 
 
 def int_pow(b, x, y):
-    ty = x.ty
-    fn = b.module.helper(f"fg_ipow_{ty}", lambda: _ipow_helper(ty))
+    ty, lt = x.ty, int_pred(x.dtype, "slt")
+    name = f"fg_ipow_{ty}" + ("u" if lt == "ult" else "")
+    fn = b.module.helper(name, lambda: _ipow_helper(name, ty, lt))
     return Value(b.emit(f"call {ty} {fn}({ty} {x.ref}, {ty} {y.ref})"), x.dtype)
 
 
@@ -200,14 +209,14 @@ def _pow(b, x, y):
     return libm("pow")(b, x, y) if _is_float(x) else int_pow(b, x, y)
 
 
-def _max_min(gt_pred: str, int_pred: str, bool_op: str):
+def _max_min(gt_pred: str, signed_pred: str, bool_op: str):
     def emit(b, x, y):
         if x.dtype == BOOL:
             return b.op(bool_op, x, y)
         if _is_float(x):  # NaN-propagating, ties pick y: exactly numpy.maximum/minimum
             better = b.op("or", b.cmp("fcmp", gt_pred, x, y), b.cmp("fcmp", "uno", x, x))
         else:
-            better = b.cmp("icmp", int_pred, x, y)
+            better = b.cmp("icmp", int_pred(x.dtype, signed_pred), x, y)
         return b.select(better, x, y)
 
     return emit
@@ -233,7 +242,7 @@ def _compare(fpred: str, ipred: str, bpred: str):
     def emit(b, x, y):
         if _is_float(x):
             return b.cmp("fcmp", fpred, x, y)
-        return b.cmp("icmp", bpred if x.dtype == BOOL else ipred, x, y)
+        return b.cmp("icmp", bpred if x.dtype == BOOL else int_pred(x.dtype, ipred), x, y)
 
     return emit
 
@@ -304,14 +313,16 @@ def convert(b, x: Value, new_dtype) -> Value:
     if new.kind == "f":
         if old.kind == "f":
             return b.cast("fpext" if new.itemsize > old.itemsize else "fptrunc", x, new)
-        return b.cast("uitofp" if old == BOOL else "sitofp", x, new)
+        return b.cast(int_op(old, "sitofp", "uitofp"), x, new)
     # integer result
     if old == BOOL:
         return b.cast("zext", x, new)
-    if old.kind == "i":
-        return b.cast("sext" if new.itemsize > old.itemsize else "trunc", x, new)
+    if old.kind in "iu":  # extend by the source's signedness (NumPy: int32(-1) -> uint64 max)
+        if new.itemsize == old.itemsize:
+            return Value(x.ref, new)  # same bits, another reading
+        return b.cast(int_op(old, "sext", "zext") if new.itemsize > old.itemsize else "trunc", x, new)
     # float -> int: truncate, saturate at the integer range, NaN -> 0
-    name = f"llvm.fptosi.sat.{LLTYPE[new]}.{_suffix(x)}"
+    name = f"llvm.{int_op(new, 'fptosi', 'fptoui')}.sat.{LLTYPE[new]}.{_suffix(x)}"
     return b.call(name, new, x, decl=f"declare {LLTYPE[new]} @{name}({x.ty})")
 
 

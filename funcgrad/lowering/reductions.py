@@ -17,7 +17,7 @@ import numpy as np
 
 from funcgrad.core.prims import elementwise as ew
 from funcgrad.core.prims import reductions as rd
-from funcgrad.lowering.builder import BOOL, I64, Value, const
+from funcgrad.lowering.builder import BOOL, I64, Value, const, int_pred
 from funcgrad.lowering.context import lower_materialized
 from funcgrad.lowering.elementwise import convert, intrinsic
 
@@ -47,7 +47,7 @@ def _extreme(float_intrinsic: str, int_intrinsic: str, bool_op: str):
             return b.op(bool_op, acc, x)
         if acc.dtype.kind == "f":
             return intrinsic(float_intrinsic, acc, x, b=b)
-        name = f"llvm.{int_intrinsic}.{acc.ty}"
+        name = f"llvm.{int_pred(acc.dtype, int_intrinsic)}.{acc.ty}"  # smax -> umax for unsigned
         return b.call(name, acc.dtype, acc, x, decl=f"declare {acc.ty} @{name}({acc.ty}, {acc.ty})")
 
     return combine
@@ -159,7 +159,7 @@ def _arg_reduction(prim, better_pred: dict):
                     best_ok = b.cmp("fcmp", "ord", best, best)
                     take = b.op("or", take, b.op("and", nan_v, best_ok))
                 else:
-                    take = b.cmp("icmp", better_pred["b" if v.dtype == BOOL else "i"], v, best)
+                    take = b.cmp("icmp", int_pred(v.dtype, better_pred["i"]), v, best)
                 return [b.select(take, v, best), b.select(take, Value(str(i), I64), best_i)]
 
             _, best_i = (

@@ -14,7 +14,7 @@ import numpy as np
 
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.prims.sort import sort_p
-from funcgrad.lowering.builder import BOOL, I64, Value
+from funcgrad.lowering.builder import BOOL, I64, Value, int_pred
 from funcgrad.lowering.context import lower_materialized
 
 
@@ -26,7 +26,7 @@ def _less(b, x: Value, y: Value) -> str:
         ynan = b.emit(f"fcmp uno {y.ty} {y.ref}, 0.0")
         last = b.emit(f"and i1 {xnum}, {ynan}")
         return b.emit(f"or i1 {lt}, {last}")
-    pred = "ult" if x.dtype == BOOL else "slt"
+    pred = int_pred(x.dtype, "slt")
     return b.emit(f"icmp {pred} {x.ty} {x.ref}, {y.ref}")
 
 

@@ -499,7 +499,7 @@ def round(a, decimals=0):  # noqa: A001 - NumPy's name
         if decimals != 0:
             raise TypeError("round: bool input supports only decimals=0 (NumPy cannot round bools either)")
         return _out(lax.round(lax.convert_element_type(a, dtypes.float64)))
-    if kind == "i" and decimals >= 0:
+    if kind in "iu" and decimals >= 0:
         return _out(a)
     if decimals == 0:
         return lax.round(a)
@@ -677,7 +677,7 @@ def logical_not(x, /):
 
 
 def _check_int_or_bool(name: str, x) -> None:
-    if x.dtype.kind not in "ib":
+    if x.dtype.kind not in "iub":
         raise TypeError(
             f"{name}: operands must be integers or booleans, got {x.dtype.name} (like NumPy, "
             "bitwise operations are not defined for floating point)"

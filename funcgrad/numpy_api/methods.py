@@ -68,25 +68,6 @@ def _as_python_arithmetic(out, *operands):
     return lax_api.convert_element_type(out, out.aval.dtype, weak_type=True)
 
 
-def _unsupported_binary(symbol, numpy_name, instead, reflected=False):
-    def method(self, other):
-        left, right = (other, self) if reflected else (self, other)
-        raise TypeError(
-            f"the {symbol} operator (numpy.{numpy_name}) is not supported on traced arrays: got "
-            f"{_describe(left)} {symbol} {_describe(right)}; funcgrad has no shift primitive, "
-            f"{instead} instead"
-        )
-    return method
-
-
-def _describe(x) -> str:
-    aval = getattr(x, "aval", None)
-    if aval is not None:
-        return f"a traced {aval.str_short()}"
-    dtype = getattr(x, "dtype", None)
-    return f"{type(x).__name__} of dtype {dtype}" if dtype is not None else type(x).__name__
-
-
 def _unary(name):
     def method(self):
         return _as_python_arithmetic(getattr(_fnp(), name)(self), self)
@@ -105,13 +86,7 @@ _BINARY = {
     "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
     "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
     "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-    "divmod": "divmod",
-}
-# Operators with no primitive to build on (funcgrad has no shift primitive): a TypeError
-# naming the operator and the dtype, with the arithmetic that does the same job.
-_UNSUPPORTED_BINARY = {
-    "lshift": ("<<", "left_shift", "multiply by a power of two (x * 2**k)"),
-    "rshift": (">>", "right_shift", "floor-divide by a power of two (x // 2**k)"),
+    "divmod": "divmod", "lshift": "left_shift", "rshift": "right_shift",
 }
 _COMPARE = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
 _UNARY = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "invert"}
@@ -300,9 +275,6 @@ def install() -> None:
     for short, name in _BINARY.items():
         setattr(Tracer, f"__{short}__", _binary(name))
         setattr(Tracer, f"__r{short}__", _binary(name, reflected=True))
-    for short, (symbol, numpy_name, instead) in _UNSUPPORTED_BINARY.items():
-        setattr(Tracer, f"__{short}__", _unsupported_binary(symbol, numpy_name, instead))
-        setattr(Tracer, f"__r{short}__", _unsupported_binary(symbol, numpy_name, instead, reflected=True))
     for short, name in _COMPARE.items():
         setattr(Tracer, f"__{short}__", _binary(name))
     for short, name in _UNARY.items():

@@ -85,8 +85,9 @@ def _count(shape, axes) -> int:
 
 
 def _sum_dtype(dtype):
-    """Accumulator dtype of sum/prod/cumsum: bool and int32 widen to the default int."""
-    return _i64 if dtype.kind in "bi" else dtype
+    """Accumulator dtype of sum/prod/cumsum: bool and int32 widen to the default int,
+    uint32 to uint64 (NumPy's rule)."""
+    return _i64 if dtype.kind in "bi" else dtypes.uint64 if dtype.kind == "u" else dtype
 
 
 def _float_dtype(dtype):
@@ -286,7 +287,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
             )
         w = lax.transpose(w, tuple(int(i) for i in np.argsort(ordered)))  # static metadata only
         w = lax.reshape(w, tuple(d if i in axes else 1 for i, d in enumerate(aval.shape)))
-    if aval.dtype.kind in "bi":
+    if aval.dtype.kind in "biu":
         dt = np.result_type(aval.dtype, w_aval.dtype, _f64)
     else:
         dt = np.result_type(aval.dtype, w_aval.dtype)

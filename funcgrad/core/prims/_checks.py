@@ -7,7 +7,8 @@ KIND_NAMES = {"f": "floating-point", "i": "integer", "b": "boolean"}
 
 
 def kinds_text(kinds: str) -> str:
-    return " or ".join(KIND_NAMES[k] for k in kinds)
+    # "i" and "u" (signed and unsigned integers) read as one word, "integer".
+    return " or ".join(KIND_NAMES[k] for k in kinds if k != "u" or "i" not in kinds)
 
 
 def check_kind(op: str, aval: ShapedArray, kinds: str, argname: str = "operand") -> None:

@@ -18,9 +18,10 @@ from funcgrad.core.prims._checks import check_kind, check_same, kinds_text
 from funcgrad.core.trace import get_aval_any
 
 FLOAT = "f"
-NUM = "if"
-INT_BOOL = "ib"
-ANY = "bif"
+NUM = "iuf"  # "u": unsigned ints do what NumPy does (wrap-around, unsigned compare)
+INT = "iu"
+INT_BOOL = "iub"
+ANY = "biuf"
 
 
 def unop(name: str, impl, kinds: str = FLOAT, out_dtype=None) -> Primitive:
