@@ -3,7 +3,9 @@ wrap-around arithmetic, unsigned comparisons and division, casts both ways, redu
 bitwise ops and shifts (NumPy's overshift rule), checked eager == make_jaxpr == jit."""
 import numpy as np
 
-from harness import lam, rand, same
+from funcgrad import lax
+
+from harness import lam, rand, row, same
 
 u32, u64, i32, f32 = np.uint32, np.uint64, np.int32, np.float32
 TOP = np.uint32(0xFFFFFFFF)
@@ -75,4 +77,21 @@ ROWS = [
     lam("left_shift/u32_pyint", lambda m, x: m.left_shift(x, 13), U, tags=NOGRAD),
     lam("right_shift/pyint_u32", lambda m, s: m.right_shift(0xFFFFFFFF, s), S, tags=NOGRAD),
     same("bitwise_left_shift/u64", "bitwise_left_shift", W, np.array([1, 63, 64, 2, 0], u64), tags=NOGRAD),
+    # the lax bit primitives directly
+    row("lax.shift_right_arithmetic/u32", lax.shift_right_arithmetic,
+        lambda x, s: (x.view(i32) >> np.minimum(s, 31).astype(i32)).view(u32), U, S, tags=NOGRAD),
+    row("lax.shift_right_logical/i32", lax.shift_right_logical,
+        lambda x, s: np.where(s.view(u32) < 32, x.view(u32) >> (s.view(u32) % 32), 0).astype(u32).view(i32), I, SI,
+        tags=NOGRAD),
+    row("lax.population_count/u32", lax.population_count, lambda x: np.bitwise_count(x).astype(x.dtype), U, tags=NOGRAD),
+    row("lax.population_count/i32", lax.population_count, lambda x: np.bitwise_count(x.view(u32)).astype(i32), I,
+        tags=NOGRAD),
+    row("lax.bitcast_convert_type/u32_f32", lambda x: lax.bitcast_convert_type(x, np.float32),
+        lambda x: x.view(np.float32), np.array([0, 0x3F800000, 0x40490FDB, 0x80000000], u32), tags=NOGRAD),
+    row("lax.bitcast_convert_type/f64_u64", lambda x: lax.bitcast_convert_type(x, np.uint64),
+        lambda x: x.view(u64), rand(2, 3), tags=NOGRAD),
+    row("lax.bitcast_convert_type/i64_f64", lambda x: lax.bitcast_convert_type(x, np.float64),
+        lambda x: x.view(np.float64), np.array([0, 4607182418800017408, -4616189618054758400]), tags=NOGRAD),
+    row("lax.bitcast_convert_type/i32_u32_0d", lambda x: lax.bitcast_convert_type(x, np.uint32),
+        lambda x: x.view(u32), np.int32(-5), tags=NOGRAD),
 ]
