@@ -27,6 +27,7 @@ from funcgrad.transforms.batching import vmap  # noqa: F401
 from funcgrad.transforms.jit import jit  # noqa: F401
 from funcgrad import test_util  # noqa: F401
 from funcgrad import scipy  # noqa: F401
+from funcgrad import random  # noqa: F401,E402  (funcgrad.random: the PRNG)
 
 
 class ShapeDtypeStruct:
