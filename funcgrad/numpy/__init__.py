@@ -11,6 +11,7 @@ from funcgrad.numpy_api.indexing import at  # noqa: F401
 # dtypes and constants, as NumPy spells them
 bool_ = _np.bool_
 int32, int64 = _np.int32, _np.int64
+uint32, uint64 = _np.uint32, _np.uint64
 float32, float64 = _np.float32, _np.float64
 ndarray = _np.ndarray
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
@@ -19,7 +20,7 @@ dtype = _np.dtype
 finfo, iinfo = _np.finfo, _np.iinfo
 issubdtype = _np.issubdtype
 floating, integer, number = _np.floating, _np.integer, _np.number
-inexact, signedinteger = _np.inexact, _np.signedinteger
+inexact, signedinteger, unsignedinteger = _np.inexact, _np.signedinteger, _np.unsignedinteger
 
 
 def __getattr__(name):

@@ -112,8 +112,8 @@ def _gamma_flat(keys, alpha):
 def _gamma_flat_jvp(primals, tangents):
     keys, alpha = primals
     x = _gamma_flat(keys, alpha)
-    alpha_s, x_s = lax.stop_gradient(alpha), lax.stop_gradient(x)
-    return x, tangents[1] * vmap(_dsample_dalpha)(alpha_s, x_s)
+    # (in terms of differentiable operations, so second derivatives are right too)
+    return x, tangents[1] * vmap(_dsample_dalpha)(alpha, x)
 
 
 def gamma_raw(fname, raw, alpha, shape, dtype):
