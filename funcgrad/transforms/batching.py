@@ -12,6 +12,7 @@ import functools
 import numpy as np
 
 from funcgrad.core import pytree
+from funcgrad.core.array import leaf_values
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.batch_util import bdim_at, moveaxis
 from funcgrad.core.primitive import batch_rules, missing_rule
@@ -306,6 +307,6 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
             return out_spec[i]
 
         outs = batch_flat(flat, leaves, norm_dims, size, want, axis_name=axis_name, fname=fname)
-        return pytree.tree_unflatten(out_tree[0], outs)
+        return pytree.tree_unflatten(out_tree[0], leaf_values(outs))
 
     return vmapped
