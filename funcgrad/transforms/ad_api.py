@@ -59,7 +59,8 @@ def jvp(fun, primals, tangents):
     flat, out_tree = flatten_fun(fun, p_tree)
     outs, out_ts = jvp_flat(flat, p_leaves, ts)
     out_ts = [instantiate(t) for t in out_ts]
-    return pytree.tree_unflatten(out_tree[0], leaf_values(outs)), pytree.tree_unflatten(out_tree[0], leaf_values(out_ts))
+    tree = out_tree[0]
+    return pytree.tree_unflatten(tree, leaf_values(outs)), pytree.tree_unflatten(tree, leaf_values(out_ts))
 
 
 def linearize(fun, *primals):
