@@ -90,6 +90,7 @@ def test_derivatives_at_kinks_follow_jax(i):
 
 def test_relu_second_derivative_and_vmap_of_grad():
     assert fg.grad(fg.grad(nn.relu))(2.0) == 0.0
+    assert np.isnan(nn.relu(np.nan)) and np.isnan(nn.relu6(np.nan))  # NaN propagates, as through maximum
     xs = np.array([-1.0, 0.0, 1.0])
     np.testing.assert_array_equal(fg.vmap(fg.grad(nn.relu6))(np.array([-1.0, 0.0, 6.0, 2.0])), [0, 0, 0, 1])
     np.testing.assert_array_equal(fg.jit(fg.vmap(fg.grad(nn.relu)))(xs), [0.0, 0.0, 1.0])

@@ -25,7 +25,6 @@ from funcgrad.core.trace import Tracer
 from funcgrad.numpy_api import _util
 from funcgrad.scipy import special as _special
 from funcgrad.transforms.ad_api import stop_gradient
-from funcgrad.transforms.custom import custom_jvp
 
 __all__ = [
     "relu", "relu6", "elu", "selu", "celu", "gelu", "silu", "swish", "sigmoid", "softplus",
@@ -46,28 +45,25 @@ def _inexact(fname, x):
     return fnp.asarray(x)
 
 
-# --- rectifiers: custom JVPs pin the derivative at the kinks --------------------------------
+# --- rectifiers ------------------------------------------------------------------------------
+# JAX pins relu'(0) = 0 and relu6' = 0 at 0 and 6 with custom JVPs; ``where`` chains that
+# take the constant branch at the kinks give the same derivatives (to every order) with
+# no custom rule to stage on each eager call. ``x == x`` lets NaN through, as ``maximum``.
 
-@custom_jvp
 def relu(x):
     """``max(x, 0)``, with ``relu'(0) = 0`` (JAX's choice).
 
     >>> relu(np.array([-1.0, 0.0, 2.0]))
     Array([0., 0., 2.])
     """
-    return fnp.maximum(_arr("relu", x), 0)
+    x = _arr("relu", x)
+    return fnp.where(x > 0, x, fnp.where(x == x, 0, x))
 
 
-relu.defjvps(lambda g, ans, x: fnp.where(fnp.asarray(x) > 0, g, fnp.zeros_like(g)))
-
-
-@custom_jvp
 def relu6(x):
     """``min(max(x, 0), 6)``; its derivative is 0 at both kinks, 0 and 6 (as JAX)."""
-    return fnp.minimum(fnp.maximum(_arr("relu6", x), 0), 6.0)
-
-
-relu6.defjvps(lambda g, ans, x: fnp.where((fnp.asarray(x) > 0) & (fnp.asarray(x) < 6), g, fnp.zeros_like(g)))
+    x = _arr("relu6", x)
+    return fnp.where(x > 0, fnp.where(x < 6, x, 6.0), fnp.where(x == x, 0, x))
 
 
 def leaky_relu(x, negative_slope=1e-2):
