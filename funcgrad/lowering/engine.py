@@ -27,7 +27,10 @@ import re
 import threading
 import weakref
 
+import llvmlite
 import llvmlite.binding as llvm
+
+from funcgrad.lowering import disk_cache
 
 _lock = threading.RLock()
 _state: dict = {}
@@ -35,7 +38,8 @@ _module_cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # ir
 _permanent: list = []  # modules compiled by compile_ir: never removed
 _counter = [0]
 _symbols: dict = {}  # name -> address of everything bound with add_symbol
-_DECLARE = re.compile(r"^declare [^@\n]*@([\w.$]+)\(", re.M)
+# Names a module takes from outside: declared functions and external globals.
+_DECLARE = re.compile(r"^(?:declare [^@\n]*@([\w.$]+)\(|@([\w.$]+) = external )", re.M)
 
 
 def _init():
@@ -55,8 +59,10 @@ def _init():
     opt_tm = make_tm()  # the pass pipeline and code generation; never handed to the JIT
     jit_tm = make_tm()  # the JIT's (kept alive with it)
     lljit = llvm.create_lljit_compiler(jit_tm)
+    cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+    fingerprint = "\n".join([triple, cpu, features, f"llvmlite {llvmlite.__version__}", "O2 loop+slp vectorize"])
     _state.update(opt_tm=opt_tm, jit_tm=jit_tm, pto=_tuning(slp=True), pto_no_slp=_tuning(slp=False), lljit=lljit,
-                  triple=triple, data_layout=str(opt_tm.target_data))
+                  triple=triple, data_layout=str(opt_tm.target_data), fingerprint=fingerprint)
     _bind_python_symbols()
     return _state
 
@@ -98,14 +104,24 @@ def add_symbol(name: str, address: int) -> None:
 
 class CompiledModule:
     """One library in the JIT: ``addrs`` ({suffix: address}) and ``optimized`` (its
-    optimised IR text, with the unique prefix put back). Its machine code is unloaded
-    when this handle is garbage-collected (the ORC resource tracker it holds), so hold
-    it as long as its code may run."""
+    optimised IR text, computed on request). Its machine code is unloaded when this
+    handle is garbage-collected (the ORC resource tracker it holds), so hold it as long
+    as its code may run."""
 
-    __slots__ = ("addrs", "optimized", "_tracker", "__weakref__")
+    __slots__ = ("addrs", "_text", "_tracker", "__weakref__")
 
-    def __init__(self, addrs, optimized, tracker):
-        self.addrs, self.optimized, self._tracker = addrs, optimized, tracker
+    def __init__(self, addrs, text, tracker):
+        self.addrs, self._text, self._tracker = addrs, text, tracker
+
+    @property
+    def optimized(self) -> str:
+        """The optimised IR (re-optimised here: the object may have come from disk)."""
+        with _lock:
+            mod = _optimise_or_retry(self._text)
+            try:
+                return str(mod)
+            finally:
+                mod.close()
 
     def __del__(self):
         tracker, self._tracker = self._tracker, None
@@ -118,38 +134,60 @@ class CompiledModule:
             pass
 
 
-def compile_module(text: str, symbols: list[str], unique: str = "@fg_main_") -> CompiledModule:
-    """Optimise and JIT ``text``; return its ``CompiledModule`` (shared with any live
-    module compiled from the same text).
+def _optimise_or_retry(text: str):
+    st = _init()
+    try:
+        return _optimised(text, st["pto"])
+    except RuntimeError:  # an optimiser bug, not ours: retry without the SLP vectorizer
+        return _optimised(text, st["pto_no_slp"])
 
-    Global names in ``text`` starting with ``unique`` are renamed per compilation so
-    that modules with identical text can coexist in the one engine; ``symbols`` are
-    the suffixes (after ``unique``) of the functions whose addresses are wanted."""
+
+def _object_code(text: str) -> bytes:
+    """The relocatable object for ``text``: from the disk cache, or compiled (and stored)."""
+    st = _init()
+    key = disk_cache.key(text, st["fingerprint"]) if disk_cache.enabled() else None
+    obj = disk_cache.load(key) if key else None
+    if obj is None:
+        mod = _optimise_or_retry(text)
+        try:
+            obj = st["opt_tm"].emit_object(mod)
+        finally:
+            mod.close()
+        if key:
+            disk_cache.store(key, obj)
+    return obj
+
+
+def compile_module(text: str, symbols: list[str], unique: str = "@fg_main_", imports=None) -> CompiledModule:
+    """JIT ``text`` as a library of its own; return its ``CompiledModule`` (shared with
+    any live module compiled from the same text and imports). ``symbols`` are the
+    suffixes (after ``unique``) of the functions whose addresses are wanted; ``imports``
+    ({name: address}) binds external globals of this module alone (its constants).
+
+    Libraries are separate symbol scopes, so identical names in two of them do not
+    clash, and the text is compiled as it is: the same text gives the same object code
+    in every process (which is what the disk cache stores)."""
+    imports = imports or {}
+    cache_key = (text, tuple(sorted(imports.items()))) if imports else text
     with _lock:
-        hit = _module_cache.get(text)
+        hit = _module_cache.get(cache_key)
         if hit is not None and all(s in hit.addrs for s in symbols):
             return hit
         st = _init()
-        _counter[0] += 1
-        prefix = f"@fg_k{_counter[0]}_"
-        renamed = text.replace(unique, prefix)
-        try:
-            mod = _optimised(renamed, st["pto"])
-        except RuntimeError:  # an optimiser bug, not ours: retry without the SLP vectorizer
-            mod = _optimised(renamed, st["pto_no_slp"])
-        optimized = str(mod)
-        obj = st["opt_tm"].emit_object(mod)
-        mod.close()
+        obj = _object_code(text)
         builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
-        for name in _DECLARE.findall(renamed):
-            if name in _symbols:
-                builder.import_symbol(name, _symbols[name])
+        for match in _DECLARE.finditer(text):
+            name = match.group(1) or match.group(2)
+            address = imports.get(name, _symbols.get(name))
+            if address is not None:
+                builder.import_symbol(name, address)
         for s in symbols:
-            builder.export_symbol(prefix[1:] + s)
-        tracker = builder.link(st["lljit"], prefix[1:-1])
-        addrs = {s: tracker[prefix[1:] + s] for s in symbols}
-        handle = CompiledModule(addrs, optimized.replace(prefix, unique), tracker)
-        _module_cache[text] = handle
+            builder.export_symbol(unique[1:] + s)
+        _counter[0] += 1
+        tracker = builder.link(st["lljit"], f"fg_lib{_counter[0]}")
+        addrs = {s: tracker[unique[1:] + s] for s in symbols}
+        handle = CompiledModule(addrs, text, tracker)
+        _module_cache[cache_key] = handle
         return handle
 
 
@@ -159,10 +197,10 @@ def live_modules() -> int:
         return len(_module_cache)
 
 
-def compile_ir(text: str, symbols: list[str], unique: str = "@fg_main_") -> tuple[dict, str]:
+def compile_ir(text: str, symbols: list[str], unique: str = "@fg_main_") -> dict:
     """``compile_module`` for a module that stays for the whole process; returns
-    ({suffix: address}, optimised IR text)."""
+    {suffix: address}."""
     handle = compile_module(text, symbols, unique)
     with _lock:
         _permanent.append(handle)
-    return handle.addrs, handle.optimized
+    return handle.addrs
