@@ -15,6 +15,7 @@ import functools
 import numpy as np
 
 from funcgrad.core import pytree
+from funcgrad.core.array import copied_value
 from funcgrad.core.dtypes import canonicalize
 from funcgrad.core.prims.calls import jit_call_p
 from funcgrad.core.staging import abstractify, hoist_consts, trace_to_jaxpr
@@ -179,7 +180,7 @@ def named_call(fun, *, name=None):
     def named(*args, **kwargs):
         leaves, in_tree = pytree.tree_flatten((args, kwargs))
         if is_eager() and not any(isinstance(x, Tracer) for x in leaves):
-            return fun(*args, **kwargs)
+            return pytree.tree_map(copied_value, fun(*args, **kwargs))
         flat, out_tree = _flat(lambda a, k: fun(*a, **k), in_tree)
         try:
             jaxpr, consts = trace_to_jaxpr(flat, [abstractify(x, f"{call_name} argument") for x in leaves])
@@ -187,7 +188,7 @@ def named_call(fun, *, name=None):
             if is_staging():
                 raise
             # Python control flow on values under an eager grad/jvp: run it unstaged.
-            return fun(*args, **kwargs)
+            return pytree.tree_map(copied_value, fun(*args, **kwargs))
         (closed,), hoisted = hoist_consts([(jaxpr, consts)])
         outs = jit_call_p.bind(*hoisted, *leaves, jaxpr=closed, name=call_name)
         return pytree.tree_unflatten(out_tree[0], outs)

@@ -18,7 +18,28 @@ CASES = {
     "linearize_tangent": lambda b: fg.linearize(lambda x: x, b)[1](b),
     "fori_loop_no_trips": lambda b: fg.lax.fori_loop(0, 0, lambda i, c: c, b),
     "vmap_closure": lambda b: fg.vmap(lambda x: b, axis_size=2, in_axes=None)(1.0),
+    "checkpoint": lambda b: fg.checkpoint(lambda x: x)(b),
+    "custom_jvp": lambda b: _identity_jvp(b),
+    "custom_vjp": lambda b: _identity_vjp(b),
+    "named_call": lambda b: fg.named_call(lambda x: x)(b),
+    "custom_gradient": lambda b: fg.custom_gradient(lambda x: (x, lambda g: g))(b),
 }
+
+
+@fg.custom_jvp
+def _identity_jvp(x):
+    return x
+
+
+_identity_jvp.defjvp(lambda p, t: (p[0], t[0]))
+
+
+@fg.custom_vjp
+def _identity_vjp(x):
+    return x
+
+
+_identity_vjp.defvjp(lambda x: (x, None), lambda r, g: (g,))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

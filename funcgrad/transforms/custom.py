@@ -34,6 +34,7 @@ import numpy as np
 
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, add_tangents, instantiate, is_undefined, tangent_aval
+from funcgrad.core.array import leaf_values
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.interpret import jaxpr_as_fun
 from funcgrad.core.ir import ClosedJaxpr
@@ -277,7 +278,7 @@ class custom_jvp:
             return out_leaves, [_match_dtype(t, o) for t, o in zip(t_leaves, out_leaves)]
 
         outs = _bind_call(custom_jvp_call_p, fun_flat, leaves, self.__name__, jvp=jvp_flat_rule)
-        return pytree.tree_unflatten(out_tree[0], outs)
+        return pytree.tree_unflatten(out_tree[0], leaf_values(outs))
 
 
 def _match_dtype(t, o):
@@ -400,7 +401,7 @@ class custom_vjp:
             return [_match_dtype(c, x) for c, x in zip(ct_leaves, leaves)]
 
         outs = _bind_call(custom_vjp_call_p, fun_flat, leaves, self.__name__, fwd=fwd_flat, bwd=bwd_flat)
-        return pytree.tree_unflatten(out_tree[0], outs)
+        return pytree.tree_unflatten(out_tree[0], leaf_values(outs))
 
 
 # --- checkpoint ---------------------------------------------------------------------------
@@ -427,7 +428,7 @@ jvp_rules[checkpoint_call_p] = _checkpoint_call_jvp
 
 
 def _tree_out(outs, out_tree):
-    return pytree.tree_unflatten(out_tree[0], outs)
+    return pytree.tree_unflatten(out_tree[0], leaf_values(outs))
 
 
 def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
@@ -468,7 +469,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         body = jaxpr_as_fun(hoisted)
         body.__name__ = fun_flat.__name__
         outs = checkpoint_call_p.bind(*consts, *leaves, fun=body, call_jaxpr=hoisted, **params)
-        return pytree.tree_unflatten(out_tree[0], outs)
+        return pytree.tree_unflatten(out_tree[0], leaf_values(outs))
 
     return wrapped
 
