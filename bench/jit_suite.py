@@ -29,10 +29,14 @@ import time
 import tracemalloc
 
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+# W10 measures compilation: the on-disk cache would turn later runs into loads
+# (bench/disk_cache_bench.py measures those).
+os.environ.setdefault("FUNCGRAD_NO_DISK_CACHE", "1")
 
 import common  # noqa: E402,I001  (first: sets the BLAS thread count before NumPy loads)
 import numpy as np  # noqa: E402
 from common import fmt  # noqa: E402
+from jit_suite_fifty import fifty_op  # noqa: E402
 
 
 def median_time(fn, **kw):
@@ -257,14 +261,6 @@ def w9_hessian():
         block(jf(x))
         times["jax"] = median_time(lambda: block(jf(x)))
     report("9 hessian logistic A 200x100 (numpy=by hand)", times)
-
-
-def fifty_op(m, x, k):
-    y = x
-    for i in range(50):
-        op = (i + k) % 5
-        y = [m.sin(y), y * 1.0001 + 0.1, m.tanh(y), y - 0.5 * y * y, m.exp(-y * y)][op]
-    return y
 
 
 def w10_first_call():

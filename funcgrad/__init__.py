@@ -28,19 +28,16 @@ from funcgrad.transforms.jit import jit  # noqa: F401
 from funcgrad import test_util  # noqa: F401
 from funcgrad import scipy  # noqa: F401
 from funcgrad import random  # noqa: F401,E402  (funcgrad.random: the PRNG)
+from funcgrad import nn, tree  # noqa: F401,E402
+from funcgrad.api import (  # noqa: F401,E402
+    ShapeDtypeStruct, block_until_ready, default_backend, device_count, device_get, device_put, devices,
+    eval_shape, local_device_count, local_devices, named_call,
+)
+from funcgrad.transforms.custom_gradient import closure_convert, custom_gradient  # noqa: F401,E402
+from funcgrad.transforms.jit import disable_jit  # noqa: F401,E402
+from funcgrad.transforms.remat import checkpoint_name, checkpoint_policies  # noqa: F401,E402
 
-
-class ShapeDtypeStruct:
-    """Shape and dtype of an argument without data, for ``make_jaxpr``/``jit.lower``."""
-
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, shape, dtype):
-        self.shape = tuple(shape)
-        self.dtype = __import__("numpy").dtype(dtype)
-
-    def __repr__(self):
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+jacobian = jacrev  # as jax.jacobian
 
 
 __version__ = "0.1.0"
@@ -49,5 +46,8 @@ __all__ = [
     "eval_closed_jaxpr", "jaxpr_as_fun", "ClosedJaxpr", "Jaxpr", "ShapedArray",
     "ShapeDtypeStruct", "grad", "value_and_grad", "jvp", "vjp", "linearize",
     "linear_transpose", "jacfwd", "jacrev", "hessian", "stop_gradient", "test_util", "custom_jvp", "custom_vjp",
-    "checkpoint", "remat", "vmap", "jit",
+    "checkpoint", "remat", "vmap", "jit", "nn", "tree", "jacobian", "eval_shape", "block_until_ready",
+    "device_put", "device_get", "devices", "local_devices", "device_count", "local_device_count",
+    "default_backend", "disable_jit", "named_call", "checkpoint_name", "checkpoint_policies", "custom_gradient",
+    "closure_convert",
 ]

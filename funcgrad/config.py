@@ -21,6 +21,9 @@ LOG_COMPILES = "FUNCGRAD_LOG_COMPILES"
 DUMP_JAXPR = "FUNCGRAD_DUMP_JAXPR"
 DUMP_IR = "FUNCGRAD_DUMP_IR"
 NO_BLAS = "FUNCGRAD_NO_BLAS"
+NO_DISK_CACHE = "FUNCGRAD_NO_DISK_CACHE"
+CACHE_DIR = "FUNCGRAD_CACHE_DIR"
+CACHE_MAX_MB = "FUNCGRAD_CACHE_MAX_MB"
 
 SWITCHES: dict[str, str] = {
     DEBUG: "type-check every jaxpr a transform produces (the test suite sets it)",
@@ -28,6 +31,13 @@ SWITCHES: dict[str, str] = {
     DUMP_JAXPR: "print the jaxpr after each stage of jit's pipeline: traced, simplified, fused",
     DUMP_IR: "print the LLVM IR of each compilation before and after optimisation",
     NO_BLAS: "compile matrix products as loop kernels instead of BLAS calls (read at import)",
+    NO_DISK_CACHE: "neither read nor write the on-disk compilation cache",
+}
+
+# Settings with a value (read with ``setting``), listed by ``describe()`` and the README.
+SETTINGS: dict[str, str] = {
+    CACHE_DIR: "the on-disk compilation cache's directory (default $XDG_CACHE_HOME/funcgrad or ~/.cache/funcgrad)",
+    CACHE_MAX_MB: "the on-disk compilation cache's size bound in MB (default 256)",
 }
 
 
@@ -38,6 +48,18 @@ def flag(name: str) -> bool:
     return os.environ.get(name, "") not in ("", "0")
 
 
+def setting(name: str) -> str:
+    """The value of setting ``name`` right now ("" when unset)."""
+    if name not in SETTINGS:
+        raise KeyError(f"unknown funcgrad setting {name!r}; known: {', '.join(SETTINGS)}")
+    return os.environ.get(name, "")
+
+
+def default_cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "funcgrad")
+
+
 def dump(header: str, text: str) -> None:
     """Print ``text`` to stderr under a ``--- funcgrad: <header>`` line (for the dump
     switches; callers test the switch first so the text is only built when wanted)."""
@@ -45,8 +67,12 @@ def dump(header: str, text: str) -> None:
 
 
 def describe() -> str:
-    """One line per switch: its name, whether it is on, and what it does."""
-    return "\n".join(f"{name}={'1' if flag(name) else '0'}  {what}" for name, what in SWITCHES.items())
+    """One line per switch (its name, whether it is on, and what it does), then one per
+    setting (its value)."""
+    lines = [f"{name}={'1' if flag(name) else '0'}  {what}" for name, what in SWITCHES.items()]
+    lines += [f"{name}={setting(name)!r}  {what}" for name, what in SETTINGS.items()]
+    return "\n".join(lines)
 
 
-__all__ = ["SWITCHES", "flag", "dump", "describe", "DEBUG", "LOG_COMPILES", "DUMP_JAXPR", "DUMP_IR", "NO_BLAS"]
+__all__ = ["SWITCHES", "SETTINGS", "flag", "setting", "dump", "describe", "default_cache_dir", "DEBUG", "LOG_COMPILES",
+           "DUMP_JAXPR", "DUMP_IR", "NO_BLAS", "NO_DISK_CACHE", "CACHE_DIR", "CACHE_MAX_MB"]

@@ -49,7 +49,7 @@ def test_readme_debugging_section_names_every_switch():
     with open(readme) as f:
         text = f.read()
     debugging = text.split("## Debugging", 1)[1].split("\n## ", 1)[0]
-    for name in config.SWITCHES:
+    for name in list(config.SWITCHES) + list(config.SETTINGS):
         assert name in debugging, name
 
 

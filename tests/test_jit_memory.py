@@ -50,13 +50,12 @@ def test_executable_and_constants_are_collected_with_the_jitted_function():
     np.testing.assert_allclose(f(x), np.sin(x) * c + 1.0, rtol=1e-15)
     (exe,) = _executables_of(f)
     refs = [weakref.ref(o) for o in (f, exe, exe._module)] + [c_ref]
-    mod = exe._module._mod
-    live = engine._state["engine"]._modules
-    assert mod in live
+    tracker = exe._module._tracker  # the JIT library holding its machine code
+    assert not tracker.closed
     del f, exe, c
     gc.collect()
     assert [r() for r in refs] == [None] * 4
-    assert mod not in live and mod.closed  # removed from the engine, LLVM module freed
+    assert tracker.closed  # the library is unloaded: its code and data are freed
 
 
 def test_programs_derived_by_grad_of_jit_die_with_it():
@@ -79,12 +78,12 @@ def test_many_fresh_jitted_functions_do_not_accumulate():
     x = np.ones(2000)
     _jitted_closing_over(np.zeros(2000))(x)
     gc.collect()
-    before = len(engine._state["engine"]._modules), len(fg.transforms.jit._executables)
+    before = engine.live_modules(), len(fg.transforms.jit._executables)
     for i in range(20):
         c = np.full(2000, float(i))
         _jitted_closing_over(c)(x)
     gc.collect()
-    assert len(engine._state["engine"]._modules) <= before[0] + 1
+    assert engine.live_modules() <= before[0] + 1
     assert len(fg.transforms.jit._executables) <= before[1] + 1
 
 

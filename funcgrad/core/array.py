@@ -217,6 +217,13 @@ def copied_value(out):
     return out
 
 
+def leaf_values(leaves) -> list:
+    """``copied_value`` of each leaf: the outputs of a public transform (``vmap``,
+    ``jvp``, ``vjp``, ...) evaluated eagerly, which may be the caller's own arrays
+    passed through unchanged (``vmap(lambda x: x)(buf)``). Tracers pass as they are."""
+    return [copied_value(x) for x in leaves]
+
+
 def values_caller(call, consts=()):
     """``call`` (a compiled program: arguments -> list of fresh outputs) returning values;
     an output that is an argument or a constant (the interpreter fallback) is copied."""
@@ -254,5 +261,5 @@ def grad_results(out, aux, g_leaves, inputs):
 
 __all__ = [
     "Array", "as_value", "as_values", "copied_value", "fresh_value", "unwrap", "from_pickle", "hooks",
-    "values_caller", "fresh_caller", "grad_results",
+    "values_caller", "fresh_caller", "grad_results", "leaf_values",
 ]

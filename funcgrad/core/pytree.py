@@ -7,59 +7,97 @@ on insertion order. Flattening is iterative (no recursion limit on deep trees).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Callable, NamedTuple
 
 
 class _NodeType(NamedTuple):
     to_iterable: Callable  # node -> (children, aux_data)
     from_iterable: Callable  # (aux_data, children) -> node
+    # node -> (children, aux_data, keys): the key of each child in a key path (JAX's
+    # ``flatten_with_keys``); None: children are keyed by ``FlattenedIndexKey(i)``.
+    with_keys: Callable | None = None
 
 
 _registry: dict[type, _NodeType] = {}
 
 
-def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable) -> None:
+def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable,
+                         flatten_with_keys_func: Callable | None = None) -> None:
     """Register ``nodetype`` as a pytree node.
 
     ``flatten_func(node) -> (children, aux_data)``; ``unflatten_func(aux_data, children)
-    -> node``. ``aux_data`` must be hashable and comparable.
+    -> node``. ``aux_data`` must be hashable and comparable. ``flatten_with_keys_func(node)
+    -> (((key, child), ...), aux_data)`` names the children in key paths (optional).
 
     >>> class Pair:
     ...     def __init__(self, a, b): self.a, self.b = a, b
     >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda _, c: Pair(*c))
     """
+    if not isinstance(nodetype, type):
+        raise TypeError(f"register_pytree_node: nodetype must be a class, got {nodetype!r}")
     if nodetype in _registry:
         raise ValueError(f"{nodetype.__name__} is already registered as a pytree node")
-    _registry[nodetype] = _NodeType(flatten_func, unflatten_func)
+    with_keys = None
+    if flatten_with_keys_func is not None:
+        def with_keys(node):
+            pairs, aux = flatten_with_keys_func(node)
+            pairs = list(pairs)
+            return [c for _, c in pairs], aux, [k for k, _ in pairs]
+    _registry[nodetype] = _NodeType(flatten_func, unflatten_func, with_keys)
 
 
-def register_dataclass(cls=None, *, data_fields=None, meta_fields=None):
-    """Register a dataclass as a pytree node (usable as a decorator).
+def register_dataclass(nodetype=None, data_fields=None, meta_fields=None, drop_fields=()):
+    """Register a dataclass as a pytree node (JAX's signature; usable as a decorator).
 
-    By default every field is a child (data); name ``meta_fields`` to keep some fields
-    as static structure instead (they must be hashable).
+    ``data_fields`` are children (leaves or subtrees), ``meta_fields`` static structure
+    (hashable). Give both, or neither: then fields marked
+    ``dataclasses.field(metadata=dict(static=True))`` are meta and the others data. Giving
+    one alone takes the remaining init fields as the other. ``drop_fields`` are fields
+    left out of both (they must not be needed by ``__init__``). Key paths name children
+    with ``GetAttrKey(field)``.
+
+    >>> @register_dataclass
+    ... @dataclasses.dataclass
+    ... class Layer:
+    ...     w: object
+    ...     act: str = dataclasses.field(default="relu", metadata=dict(static=True))
     """
 
     def register(cls):
-        if not dataclasses.is_dataclass(cls):
-            raise TypeError(f"register_dataclass: {cls.__name__} is not a dataclass")
-        names = [f.name for f in dataclasses.fields(cls) if f.init]
-        meta = tuple(meta_fields or ())
-        data = tuple(data_fields) if data_fields is not None else tuple(n for n in names if n not in meta)
+        if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+            raise TypeError(f"register_dataclass: nodetype {getattr(cls, '__name__', cls)!r} is not a dataclass")
+        fields = [f for f in dataclasses.fields(cls) if f.init and f.name not in drop_fields]
+        names = [f.name for f in fields]
+        if data_fields is None and meta_fields is None:
+            meta = tuple(f.name for f in fields if f.metadata.get("static", False))
+            data = tuple(n for n in names if n not in meta)
+        else:
+            meta = tuple(meta_fields) if meta_fields is not None else ()
+            data = tuple(data_fields) if data_fields is not None else tuple(n for n in names if n not in meta)
+            if meta_fields is None:
+                meta = tuple(n for n in names if n not in data)
         unknown = set(data + meta) - set(names)
         if unknown:
             raise ValueError(f"register_dataclass: {cls.__name__} has no init fields {sorted(unknown)}")
+        missing = set(names) - set(data + meta)
+        if missing:
+            raise ValueError(f"register_dataclass: fields {sorted(missing)} of {cls.__name__} are neither "
+                             "data_fields nor meta_fields (name them, or list them in drop_fields)")
 
         def flatten(obj):
             return [getattr(obj, n) for n in data], tuple(getattr(obj, n) for n in meta)
 
+        def flatten_with_keys(obj):
+            return [(GetAttrKey(n), getattr(obj, n)) for n in data], tuple(getattr(obj, n) for n in meta)
+
         def unflatten(aux, children):
             return cls(**dict(zip(data, children)), **dict(zip(meta, aux)))
 
-        register_pytree_node(cls, flatten, unflatten)
+        register_pytree_node(cls, flatten, unflatten, flatten_with_keys)
         return cls
 
-    return register if cls is None else register(cls)
+    return register if nodetype is None else register(nodetype)
 
 
 def _dict_flatten(d):
@@ -139,6 +177,25 @@ class PyTreeDef:
 
     def unflatten(self, leaves):
         return tree_unflatten(self, leaves)
+
+    def flatten_up_to(self, tree) -> list:
+        """The subtrees of ``tree`` at the leaf positions of this structure (``tree``
+        must have this structure as a prefix: its nodes may continue below our leaves)."""
+        out: list = []
+        stack = [(self, tree)]
+        while stack:
+            td, x = stack.pop()
+            if td.node_type is None:
+                out.append(x)
+                continue
+            node = _node_of(x, None)
+            if node is None or node[0] is not td.node_type or node[2] != td.aux or len(node[1]) != len(td.children):
+                raise ValueError(
+                    f"expected a {td._str()} node, got {_describe(x)} (a tree with {self} as a prefix "
+                    "must have this node there)"
+                )
+            stack.extend(reversed(list(zip(td.children, node[1]))))
+        return out
 
 
 _LEAF = PyTreeDef(None, None, ())
@@ -228,15 +285,35 @@ def tree_structure(tree, is_leaf=None) -> PyTreeDef:
     return tree_flatten(tree, is_leaf)[1]
 
 
-def tree_map(f: Callable, tree, *rest, is_leaf=None):
-    """Apply ``f`` to corresponding leaves of ``tree`` and of each tree in ``rest``."""
-    leaves, treedef = tree_flatten(tree, is_leaf)
-    all_leaves = [leaves]
-    for r in rest:
+def _describe(x) -> str:
+    return "a leaf" if _node_of(x, None) is None else f"a {type(x).__name__} node"
+
+
+def _rest_leaves(fname, treedef, rest, is_leaf):
+    """Leaves of each tree in ``rest`` matched to ``treedef``'s leaves: ``treedef`` must
+    be a prefix of each (JAX's rule: a leaf of the first tree takes a whole subtree)."""
+    out = []
+    for i, r in enumerate(rest):
         r_leaves, r_def = tree_flatten(r, is_leaf)
         if r_def != treedef:
-            raise ValueError(f"tree_map: structures differ: {treedef} vs {r_def}")
-        all_leaves.append(r_leaves)
+            try:
+                r_leaves = treedef.flatten_up_to(r)
+            except ValueError as e:
+                raise ValueError(f"{fname}: structures differ: tree {i + 1} is {r_def}, which does not have "
+                                 f"the first tree's structure {treedef} as a prefix: {e}") from None
+        out.append(r_leaves)
+    return out
+
+
+def tree_map(f: Callable, tree, *rest, is_leaf=None):
+    """Apply ``f`` to corresponding leaves of ``tree`` and of each tree in ``rest`` (whose
+    structures must have ``tree``'s as a prefix).
+
+    >>> tree_map(lambda a, b: a + b, {"x": 1, "y": (2, 3)}, {"x": 10, "y": (20, 30)})
+    {'x': 11, 'y': (22, 33)}
+    """
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    all_leaves = [leaves] + _rest_leaves("tree_map", treedef, rest, is_leaf)
     return tree_unflatten(treedef, [f(*xs) for xs in zip(*all_leaves)])
 
 
@@ -248,5 +325,174 @@ def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
     return list(treedef.children)
 
 
-def tree_all(tree) -> bool:
-    return all(tree_leaves(tree))
+def tree_all(tree, *, is_leaf=None) -> bool:
+    """Whether every leaf of ``tree`` is truthy."""
+    return all(tree_leaves(tree, is_leaf))
+
+
+_NO_INITIALIZER = object()
+
+
+def tree_reduce(function: Callable, tree, initializer=_NO_INITIALIZER, is_leaf=None):
+    """``functools.reduce(function, leaves)`` over the leaves of ``tree``.
+
+    >>> tree_reduce(lambda a, b: a + b, [1, (2, 3)], 10)
+    16
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _NO_INITIALIZER:
+        if not leaves:
+            raise TypeError("tree_reduce: a tree with no leaves needs an initializer")
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+
+def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose):
+    """Turn a tree of structure ``outer`` of trees of structure ``inner`` into an
+    ``inner`` tree of ``outer`` trees (``inner_treedef=None`` reads it off the first
+    subtree).
+
+    >>> tree_transpose(tree_structure([0, 0]), tree_structure((0, 0)), [(1, 2), (3, 4)])
+    ([1, 3], [2, 4])
+    """
+    flat, treedef = tree_flatten(pytree_to_transpose)
+    if inner_treedef is None:
+        subtrees = outer_treedef.flatten_up_to(pytree_to_transpose)
+        inner_treedef = tree_structure(subtrees[0]) if subtrees else _LEAF
+    inner_n, outer_n = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if treedef.num_leaves != inner_n * outer_n:
+        raise TypeError(f"tree_transpose: the tree has structure {treedef} ({treedef.num_leaves} leaves), not an "
+                        f"outer {outer_treedef} of inner {inner_treedef} ({outer_n} x {inner_n} leaves)")
+    rows = [flat[i * inner_n:(i + 1) * inner_n] for i in range(outer_n)]
+    return tree_unflatten(inner_treedef, [tree_unflatten(outer_treedef, col) for col in zip(*rows)])
+
+
+# --- key paths: where each leaf sits ----------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+    """The ``idx``-th element of a tuple or list (``[0]`` in ``keystr``)."""
+
+    idx: int
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class DictKey:
+    """The entry ``key`` of a dict (``['a']`` in ``keystr``)."""
+
+    key: Any
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+    """The attribute ``name`` of a namedtuple or dataclass (``.name`` in ``keystr``)."""
+
+    name: str
+
+    def __str__(self):
+        return f".{self.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class FlattenedIndexKey:
+    """The ``key``-th child of a node registered without keys."""
+
+    key: int
+
+    def __str__(self):
+        return f"[<flat index {self.key}>]"
+
+
+def _simple_str(k) -> str:
+    field = dataclasses.fields(k)[0].name if dataclasses.is_dataclass(k) else None
+    return str(getattr(k, field)) if field else str(k)
+
+
+def keystr(keys, *, simple: bool = False, separator: str = "") -> str:
+    """A key path as text: ``"[0]['w'].bias"``; ``simple=True`` drops the brackets and
+    dots (``"0", "w", "bias"``, joined by ``separator``)."""
+    return separator.join(_simple_str(k) if simple else str(k) for k in keys)
+
+
+def _node_with_keys(x, is_leaf):
+    """(children, keys) of an internal node, or None for a leaf."""
+    node = _node_of(x, is_leaf)
+    if node is None:
+        return None
+    typ, children, aux = node
+    if typ is tuple or typ is list:
+        return children, [SequenceKey(i) for i in range(len(children))]
+    if typ is dict:
+        return children, [DictKey(k) for k in aux]
+    nt = _registry.get(typ)
+    if nt is None:  # namedtuple
+        return children, [GetAttrKey(f) for f in typ._fields]
+    if nt.with_keys is not None:
+        kids, _, keys = nt.with_keys(x)
+        return list(kids), list(keys)
+    return children, [FlattenedIndexKey(i) for i in range(len(children))]
+
+
+def tree_flatten_with_path(tree, is_leaf=None):
+    """``([(key_path, leaf), ...], treedef)``: each leaf with the tuple of keys that
+    leads to it from the root.
+
+    >>> tree_flatten_with_path({"a": [1, 2]})[0]
+    [((DictKey(key='a'), SequenceKey(idx=0)), 1), ((DictKey(key='a'), SequenceKey(idx=1)), 2)]
+    """
+    out = []
+    stack = [((), tree)]
+    while stack:
+        path, x = stack.pop()
+        node = _node_with_keys(x, is_leaf)
+        if node is None:
+            out.append((path, x))
+            continue
+        children, keys = node
+        stack.extend((path + (k,), c) for k, c in zip(reversed(keys), reversed(children)))
+    return out, tree_structure(tree, is_leaf)
+
+
+def tree_leaves_with_path(tree, is_leaf=None) -> list:
+    """``[(key_path, leaf), ...]``."""
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(f: Callable, tree, *rest, is_leaf=None):
+    """Like ``tree_map``, with each leaf's key path as ``f``'s first argument."""
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    rest_leaves = _rest_leaves("tree_map_with_path", treedef, rest, is_leaf)
+    return tree_unflatten(treedef, [f(p, x, *xs) for (p, x), *xs in zip(pairs, *rest_leaves)])
+
+
+def register_pytree_with_keys(nodetype: type, flatten_with_keys: Callable, unflatten_func: Callable,
+                              flatten_func: Callable | None = None) -> None:
+    """Register a node whose children have keys: ``flatten_with_keys(node) -> (((key,
+    child), ...), aux_data)``; ``flatten_func`` (faster, no keys) is derived if omitted."""
+    if flatten_func is None:
+        def flatten_func(node):
+            pairs, aux = flatten_with_keys(node)
+            return [c for _, c in pairs], aux
+    register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys)
+
+
+def register_pytree_node_class(cls):
+    """Class decorator: register ``cls`` with its ``tree_flatten(self) -> (children,
+    aux)`` method and ``tree_unflatten(cls, aux, children)`` classmethod."""
+    register_pytree_node(cls, lambda node: node.tree_flatten(), cls.tree_unflatten)
+    return cls
+
+
+def register_pytree_with_keys_class(cls):
+    """Class decorator: like ``register_pytree_node_class``, with a
+    ``tree_flatten_with_keys(self) -> (((key, child), ...), aux)`` method (and
+    ``tree_flatten`` used when the class defines it)."""
+    flatten = (lambda node: node.tree_flatten()) if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(cls, lambda node: node.tree_flatten_with_keys(), cls.tree_unflatten, flatten)
+    return cls

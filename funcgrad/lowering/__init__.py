@@ -45,7 +45,9 @@ from funcgrad.lowering import linalg  # noqa: F401  (register rules)
 from funcgrad.lowering import bits, special  # noqa: F401  (register rules)
 from funcgrad.lowering import pending  # noqa: F401  (allow-list: the inlined call primitives)
 from funcgrad.lowering.builder import ModuleBuilder
-from funcgrad.lowering.compiler import GIL_RELEASE_WORK, check_supported, emit_core, fusion_text, plan, simplify
+from funcgrad.lowering.compiler import (
+    GIL_RELEASE_WORK, check_supported, const_symbol, emit_core, fusion_text, plan, simplify,
+)
 from funcgrad.lowering.inline import inline_calls
 
 __all__ = ["compile_jaxpr", "Executable", "LoweringError"]
@@ -63,7 +65,6 @@ class Executable:
         self.in_avals = list(jaxpr.in_avals)
         self.out_avals = list(jaxpr.out_avals)
         self.llvm_ir_unoptimized = ir_text
-        self.llvm_ir_optimized = module.optimized
         self.stats = stats
         self._keep = keep  # constant arrays whose addresses are baked into the code
         self._module = module  # the machine code: removed from the engine with the last holder
@@ -71,6 +72,12 @@ class Executable:
         self._entry = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object)(addrs["entry"])
         self._entry_ptrs = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(addrs["entry_ptrs"])
         self.call = dispatch.make_caller(self.in_avals, self.out_avals, self._entry, self._slow)
+
+    @property
+    def llvm_ir_optimized(self) -> str:
+        """The optimised LLVM IR (recomputed on request: a program loaded from the disk
+        cache was never optimised in this process)."""
+        return self._module.optimized
 
     def __call__(self, *args) -> list:
         if len(args) != len(self.in_avals):
@@ -114,13 +121,17 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "") -> Executable:
     if release:
         for name, decl in dispatch.gil_declarations().items():
             module.declare(name, decl)
+    for sym, (decl, address) in dispatch.type_symbols().items():
+        module.declare(sym, decl)
+        engine.add_symbol(sym, address)
     module.functions.append(dispatch.tuple_entry(jaxpr.in_avals, len(jaxpr.outvars), release))
     module.functions.append(dispatch.pointer_entry(len(jaxpr.invars), len(jaxpr.outvars)))
     text = module.text()
     if config.flag(config.DUMP_IR):
         config.dump(f"{title}LLVM IR (unoptimised)", text)
     try:
-        module = engine.compile_module(text, ["entry", "entry_ptrs"])
+        imports = {const_symbol(k): arr.ctypes.data for k, arr in enumerate(keep)}
+        module = engine.compile_module(text, ["entry", "entry_ptrs"], imports=imports)
     except RuntimeError as err:  # LLVM parse/verify failure: a bug in a lower rule
         raise LoweringError(f"LLVM rejected the generated IR: {err}\njaxpr:\n{jaxpr}") from err
     if config.flag(config.DUMP_IR):

@@ -239,15 +239,24 @@ def fusion_text(jaxpr: Jaxpr, p: Plan) -> str:
 
 # --- emission -------------------------------------------------------------------------------------
 def const_operand(ctx, aval, value):
-    """An operand for a constant array: 0-d values fold into the code, others are baked
-    in as the address of a C-contiguous copy that the executable keeps alive."""
+    """An operand for a constant array: 0-d values fold into the code, others are the
+    external global ``@fg_const<k>``, bound when the code is linked to the address of a
+    C-contiguous copy that the executable keeps alive (``ctx.keep[k]``). The IR text
+    holds no addresses, so the same program compiles to the same object in every
+    process (the disk cache relies on it)."""
     arr = np.asarray(value, dtype=aval.dtype, order="C")  # (ascontiguousarray makes 0-d 1-d)
     if arr.shape != tuple(aval.shape):
         raise LoweringError(f"constant of shape {arr.shape} bound to {aval.str_short()}")
     if arr.ndim == 0:
         return ConstOperand(aval, arr[()])
+    name = const_symbol(len(ctx.keep))
     ctx.keep.append(arr)
-    return BufferOperand(ctx, aval, f"inttoptr (i64 {arr.ctypes.data} to ptr)")
+    ctx.b.module.declare(name, f"@{name} = external global i8")
+    return BufferOperand(ctx, aval, f"@{name}")
+
+
+def const_symbol(k: int) -> str:
+    return f"fg_const{k}"
 
 
 def emit_jaxpr(ctx, jaxpr: Jaxpr, consts, in_ops, out_dests, p: Plan | None = None, base: str | None = None):

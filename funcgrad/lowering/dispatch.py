@@ -47,12 +47,23 @@ def _layout_ok() -> bool:
 
 LAYOUT_OK = _layout_ok()
 
+# The Python type objects the entry compares against, as external globals bound to
+# their addresses when the code is linked (``type_symbols``): no address in the IR text.
+_TYPE_OBJECTS = {"fg_pytype_ndarray": np.ndarray, "fg_pytype_float": float,
+                 **{f"fg_pytype_{np.dtype(t).name}": t for t in _SCALAR_TYPES.values()}}
+_TYPE_NAMES = {id(t): name for name, t in _TYPE_OBJECTS.items()}
+
+
+def type_symbols() -> dict:
+    """{name: (declaration, address)} of the type objects ``tuple_entry`` refers to."""
+    return {name: (f"@{name} = external global i8", id(t)) for name, t in _TYPE_OBJECTS.items()}
+
 
 def tuple_entry(in_avals, n_out: int, release_gil: bool) -> str:
     """IR text of ``i32 @fg_main_entry(ptr tuple)``: validate, then call the core."""
     L = ["define i32 @fg_main_entry(ptr %args) nounwind {", "entry:"]
     nin = len(in_avals)
-    arr_t = f"inttoptr (i64 {id(np.ndarray)} to ptr)"
+    arr_t = "@fg_pytype_ndarray"
     datas = []
     for k, aval in enumerate(in_avals):
         dtype = np.dtype(aval.dtype)
@@ -104,7 +115,7 @@ def tuple_entry(in_avals, n_out: int, release_gil: bool) -> str:
             scalar_types = [id(_SCALAR_TYPES[dtype])] + ([id(float)] if dtype == np.float64 else [])
             cond = "false"
             for j, addr in enumerate(scalar_types):
-                L += [f"  %st{k}_{j} = icmp eq ptr %t{k}, inttoptr (i64 {addr} to ptr)",
+                L += [f"  %st{k}_{j} = icmp eq ptr %t{k}, @{_TYPE_NAMES[addr]}",
                       f"  %sc{k}_{j} = or i1 {cond}, %st{k}_{j}"]
                 cond = f"%sc{k}_{j}"
             L += [f"  %sd{k} = getelementptr i8, ptr %x{k}, i64 16",

@@ -1,31 +1,45 @@
-"""The process-wide LLVM JIT: target machine, optimisation pipeline, one MCJIT engine.
+"""The process-wide LLVM JIT: target machines, the optimisation pipeline, one ORC LLJIT.
 
-MCJIT takes ownership of the TargetMachine it is created with, and engines that are
-garbage-collected take shared state down with them (see the llvmlite notes), so this
-module keeps exactly one engine alive for the whole process, created from an empty
-module, and adds one module per compiled jaxpr. The optimisation pipeline uses a
-*separate* TargetMachine that is never handed to an engine.
+Each compilation parses the IR text, optimises it (O2 with loop and SLP vectorisation),
+verifies it, and emits a relocatable object with a TargetMachine that is never handed to
+the JIT; the object is linked into the LLJIT as a library of its own. The library's
+ResourceTracker lives in the ``CompiledModule`` handle: when the last handle dies (with
+the executables holding it) the library is unloaded and its machine code and data are
+freed. (MCJIT, used before, never frees code.) Functions bound by name with
+``add_symbol`` (BLAS, LAPACK, the math libraries compiled by ``compile_ir``) are imported
+into each library that declares them.
 
 Compiled modules are cached in-process by the text of their (unoptimised) IR, so
-lowering the same program twice costs only the Python-side IR construction, for as
-long as something holds the module: ``compile_module`` returns a ``CompiledModule``
-handle, and when the last handle dies (with the executables holding it) the module is
-removed from the engine and its LLVM IR freed. ``compile_ir`` compiles helper modules
-that live for the whole process (math kernels other modules link against).
+lowering the same program twice costs only the Python-side IR construction, for as long
+as something holds the module. ``compile_ir`` compiles helper libraries that live for the
+whole process (math kernels other modules call).
+
+What is not freed: llvmlite's new-pass-manager binding keeps about 30 kB per pipeline
+built and about 45 kB per module optimised (measured with llvmlite 0.50 on a one-
+instruction function; independent of our IR), so compiling many fresh programs still
+grows the heap by ≈ 80 kB each. Reusing one pipeline is not possible (running it
+consumes it); the disk cache is the way to reuse compiled code without recompiling.
 """
 from __future__ import annotations
 
 import ctypes
+import re
 import threading
 import weakref
 
+import llvmlite
 import llvmlite.binding as llvm
+
+from funcgrad.lowering import disk_cache
 
 _lock = threading.RLock()
 _state: dict = {}
 _module_cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # ir text -> live CompiledModule
 _permanent: list = []  # modules compiled by compile_ir: never removed
 _counter = [0]
+_symbols: dict = {}  # name -> address of everything bound with add_symbol
+# Names a module takes from outside: declared functions and external globals.
+_DECLARE = re.compile(r"^(?:declare [^@\n]*@([\w.$]+)\(|@([\w.$]+) = external )", re.M)
 
 
 def _init():
@@ -42,10 +56,13 @@ def _init():
             opt=2, reloc="static", codemodel="jitdefault", jit=True,
         )
 
-    opt_tm = make_tm()  # for the pass pipeline only; never owned by an engine
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), make_tm())
-    _state.update(opt_tm=opt_tm, pto=_tuning(slp=True), pto_no_slp=_tuning(slp=False), engine=engine,
-                  triple=triple, data_layout=str(opt_tm.target_data))
+    opt_tm = make_tm()  # the pass pipeline and code generation; never handed to the JIT
+    jit_tm = make_tm()  # the JIT's (kept alive with it)
+    lljit = llvm.create_lljit_compiler(jit_tm)
+    cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+    fingerprint = "\n".join([triple, cpu, features, f"llvmlite {llvmlite.__version__}", "O2 loop+slp vectorize"])
+    _state.update(opt_tm=opt_tm, jit_tm=jit_tm, pto=_tuning(slp=True), pto_no_slp=_tuning(slp=False), lljit=lljit,
+                  triple=triple, data_layout=str(opt_tm.target_data), fingerprint=fingerprint)
     _bind_python_symbols()
     return _state
 
@@ -75,68 +92,115 @@ def _bind_python_symbols():
     # GIL release around long native work, called from generated code.
     api = ctypes.pythonapi
     for name in ("PyEval_SaveThread", "PyEval_RestoreThread"):
-        llvm.add_symbol(name, ctypes.cast(getattr(api, name), ctypes.c_void_p).value)
+        _symbols[name] = ctypes.cast(getattr(api, name), ctypes.c_void_p).value
 
 
 def add_symbol(name: str, address: int) -> None:
+    """Bind the declared function ``name`` to ``address`` in every module compiled from
+    now on (BLAS, LAPACK, the math libraries compiled by ``compile_ir``)."""
     _init()
-    llvm.add_symbol(name, address)
+    _symbols[name] = address
 
 
 class CompiledModule:
-    """One module in the engine: ``addrs`` ({suffix: address}) and ``optimized`` (its
-    optimised IR text, with the unique prefix put back). Removed from the engine when
-    this handle is garbage-collected, so hold it as long as its code may run."""
+    """One library in the JIT: ``addrs`` ({suffix: address}) and ``optimized`` (its
+    optimised IR text, computed on request). Its machine code is unloaded when this
+    handle is garbage-collected (the ORC resource tracker it holds), so hold it as long
+    as its code may run."""
 
-    __slots__ = ("addrs", "optimized", "_mod", "__weakref__")
+    __slots__ = ("addrs", "_text", "_tracker", "__weakref__")
 
-    def __init__(self, addrs, optimized, mod):
-        self.addrs, self.optimized, self._mod = addrs, optimized, mod
+    def __init__(self, addrs, text, tracker):
+        self.addrs, self._text, self._tracker = addrs, text, tracker
+
+    @property
+    def optimized(self) -> str:
+        """The optimised IR (re-optimised here: the object may have come from disk)."""
+        with _lock:
+            mod = _optimise_or_retry(self._text)
+            try:
+                return str(mod)
+            finally:
+                mod.close()
 
     def __del__(self):
-        mod, self._mod = self._mod, None
-        if mod is None:
+        tracker, self._tracker = self._tracker, None
+        if tracker is None:
             return
         try:
             with _lock:
-                _state["engine"].remove_module(mod)
-            mod.close()  # frees the LLVM module (machine code stays with MCJIT's memory manager)
+                tracker.close()  # unloads the library: its code and data are freed
         except Exception:  # pragma: no cover - interpreter shutdown
             pass
 
 
-def compile_module(text: str, symbols: list[str], unique: str = "@fg_main_") -> CompiledModule:
-    """Optimise and JIT ``text``; return its ``CompiledModule`` (shared with any live
-    module compiled from the same text).
+def _optimise_or_retry(text: str):
+    st = _init()
+    try:
+        return _optimised(text, st["pto"])
+    except RuntimeError:  # an optimiser bug, not ours: retry without the SLP vectorizer
+        return _optimised(text, st["pto_no_slp"])
 
-    Global names in ``text`` starting with ``unique`` are renamed per compilation so
-    that modules with identical text can coexist in the one engine; ``symbols`` are
-    the suffixes (after ``unique``) of the functions whose addresses are wanted."""
+
+def _object_code(text: str) -> bytes:
+    """The relocatable object for ``text``: from the disk cache, or compiled (and stored)."""
+    st = _init()
+    key = disk_cache.key(text, st["fingerprint"]) if disk_cache.enabled() else None
+    obj = disk_cache.load(key) if key else None
+    if obj is None:
+        mod = _optimise_or_retry(text)
+        try:
+            obj = st["opt_tm"].emit_object(mod)
+        finally:
+            mod.close()
+        if key:
+            disk_cache.store(key, obj)
+    return obj
+
+
+def compile_module(text: str, symbols: list[str], unique: str = "@fg_main_", imports=None) -> CompiledModule:
+    """JIT ``text`` as a library of its own; return its ``CompiledModule`` (shared with
+    any live module compiled from the same text and imports). ``symbols`` are the
+    suffixes (after ``unique``) of the functions whose addresses are wanted; ``imports``
+    ({name: address}) binds external globals of this module alone (its constants).
+
+    Libraries are separate symbol scopes, so identical names in two of them do not
+    clash, and the text is compiled as it is: the same text gives the same object code
+    in every process (which is what the disk cache stores)."""
+    imports = imports or {}
+    cache_key = (text, tuple(sorted(imports.items()))) if imports else text
     with _lock:
-        hit = _module_cache.get(text)
+        hit = _module_cache.get(cache_key)
         if hit is not None and all(s in hit.addrs for s in symbols):
             return hit
         st = _init()
+        obj = _object_code(text)
+        builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
+        for match in _DECLARE.finditer(text):
+            name = match.group(1) or match.group(2)
+            address = imports.get(name, _symbols.get(name))
+            if address is not None:
+                builder.import_symbol(name, address)
+        for s in symbols:
+            builder.export_symbol(unique[1:] + s)
         _counter[0] += 1
-        prefix = f"@fg_k{_counter[0]}_"
-        renamed = text.replace(unique, prefix)
-        try:
-            mod = _optimised(renamed, st["pto"])
-        except RuntimeError:  # an optimiser bug, not ours: retry without the SLP vectorizer
-            mod = _optimised(renamed, st["pto_no_slp"])
-        optimized = str(mod)
-        st["engine"].add_module(mod)
-        st["engine"].finalize_object()
-        addrs = {s: st["engine"].get_function_address(prefix[1:] + s) for s in symbols}
-        handle = CompiledModule(addrs, optimized.replace(prefix, unique), mod)
-        _module_cache[text] = handle
+        tracker = builder.link(st["lljit"], f"fg_lib{_counter[0]}")
+        addrs = {s: tracker[unique[1:] + s] for s in symbols}
+        handle = CompiledModule(addrs, text, tracker)
+        _module_cache[cache_key] = handle
         return handle
 
 
-def compile_ir(text: str, symbols: list[str], unique: str = "@fg_main_") -> tuple[dict, str]:
+def live_modules() -> int:
+    """How many compiled libraries are loaded now (the process-long ones included)."""
+    with _lock:
+        return len(_module_cache)
+
+
+def compile_ir(text: str, symbols: list[str], unique: str = "@fg_main_") -> dict:
     """``compile_module`` for a module that stays for the whole process; returns
-    ({suffix: address}, optimised IR text)."""
+    {suffix: address}."""
     handle = compile_module(text, symbols, unique)
     with _lock:
         _permanent.append(handle)
-    return handle.addrs, handle.optimized
+    return handle.addrs

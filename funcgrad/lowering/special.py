@@ -285,7 +285,7 @@ def _library(sym: str, build) -> None:
         r = f.d(build(f, "%x"))
         mb.functions.append(f"define double @fg_main_{sym}(double %x) {_ATTRS} {{\nentry:\n"
                             + "\n".join(f.lines) + f"\n  ret double {r}\n}}")
-        addrs, _ = engine.compile_ir(mb.text(), [sym])
+        addrs = engine.compile_ir(mb.text(), [sym])
         engine.add_symbol(sym, addrs[sym])
         _LIB.add(sym)
 

@@ -603,10 +603,10 @@ def _library(name: str, dtype) -> None:
         mb = ModuleBuilder()
         mb.helper(base, lambda: _define(mb, name, dtype))
         text = mb.text()
-        for sym in (base, vec):  # exported (external, uniquely renamed by compile_ir)
+        for sym in (base, vec):  # exported (external: fg_main_<sym> in its own library)
             text = text.replace(f"@{sym}(", f"@fg_main_{sym}(")
         text = re.sub(r"define internal ([^@]+) @fg_main_", r"define \1 @fg_main_", text)
-        addrs, _ = engine.compile_ir(text, [base, vec])
+        addrs = engine.compile_ir(text, [base, vec])
         for sym in (base, vec):
             engine.add_symbol(sym, addrs[sym])
         _LIB[base] = addrs

@@ -15,7 +15,7 @@ import numpy as np
 
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, tangent_aval
-from funcgrad.core.array import grad_results
+from funcgrad.core.array import grad_results, leaf_values
 from funcgrad.core.prims.elementwise import stop_gradient_p
 from funcgrad.core.staging import flatten_fun
 from funcgrad.core.trace import Tracer, get_aval_any
@@ -59,7 +59,8 @@ def jvp(fun, primals, tangents):
     flat, out_tree = flatten_fun(fun, p_tree)
     outs, out_ts = jvp_flat(flat, p_leaves, ts)
     out_ts = [instantiate(t) for t in out_ts]
-    return pytree.tree_unflatten(out_tree[0], outs), pytree.tree_unflatten(out_tree[0], out_ts)
+    tree = out_tree[0]
+    return pytree.tree_unflatten(tree, leaf_values(outs)), pytree.tree_unflatten(tree, leaf_values(out_ts))
 
 
 def linearize(fun, *primals):
@@ -72,9 +73,9 @@ def linearize(fun, *primals):
         t_leaves, t_tree = pytree.tree_flatten(tangents)
         if t_tree != p_tree:
             raise TypeError(f"linearize: tangents must have the primals' structure {p_tree}, got {t_tree}")
-        return pytree.tree_unflatten(out_tree[0], lin(*t_leaves))
+        return pytree.tree_unflatten(out_tree[0], leaf_values(lin(*t_leaves)))
 
-    return pytree.tree_unflatten(out_tree[0], outs), f_jvp
+    return pytree.tree_unflatten(out_tree[0], leaf_values(outs)), f_jvp
 
 
 def _split_aux(out, fname):
@@ -136,8 +137,9 @@ def vjp(fun, *primals, has_aux=False):
         ]
         cts += [Zero(a) for a in all_out_avals[n_out:]]
         cts_in = backward(cts)
-        return pytree.tree_unflatten(p_tree, [instantiate(c) for c in cts_in])
+        return pytree.tree_unflatten(p_tree, leaf_values([instantiate(c) for c in cts_in]))
 
+    outs = leaf_values(outs)
     out = pytree.tree_unflatten(out_tree, outs[:n_out])
     if has_aux:
         return out, vjp_fun, _unflatten_aux(aux_tree, outs[n_out:])

@@ -12,6 +12,7 @@ import functools
 import numpy as np
 
 from funcgrad.core import pytree
+from funcgrad.core.array import leaf_values
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.batch_util import bdim_at, moveaxis
 from funcgrad.core.primitive import batch_rules, missing_rule
@@ -47,9 +48,14 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(Trace):
+    # main.payload is (axis size, axis name or None).
     @property
     def axis_size(self) -> int:
-        return self.main.payload
+        return self.main.payload[0]
+
+    @property
+    def axis_name(self):
+        return self.main.payload[1]
 
     def pure(self, val):
         return BatchTracer(self, val, None)
@@ -59,12 +65,23 @@ class BatchTrace(Trace):
     def process_primitive(self, primitive, tracers, params):
         vals = [t.val for t in tracers]
         dims = [t.bdim for t in tracers]
+        if primitive in collective_rules:  # needs this vmap's name and size
+            return collective_rules[primitive](self, vals, dims, **params)
         if all(d is None for d in dims):
             return primitive.bind(*vals, **params)
         rule = batch_rules.get(primitive)
         if rule is None:
             raise missing_rule("batch", primitive)
-        out, out_dim = rule(vals, dims, **params)
+        if primitive.jaxpr_params and self.main.payload[1] is not None:
+            # A rule batching sub-programs runs them under a vmap of its own: that vmap
+            # carries this one's name, so collectives staged inside them find it.
+            _inherited.append(self.main.payload[1])
+            try:
+                out, out_dim = rule(vals, dims, **params)
+            finally:
+                _inherited.pop()
+        else:
+            out, out_dim = rule(vals, dims, **params)
         if primitive.multiple_results:
             return [BatchTracer(self, o, d) for o, d in zip(out, out_dim)]
         return BatchTracer(self, out, out_dim)
@@ -73,19 +90,27 @@ class BatchTrace(Trace):
 # The vmap axis names in scope, innermost last: (name, MainTrace) pairs, pushed by
 # ``batch_flat(axis_name=...)`` (collectives: ``transforms/collectives.py``).
 axis_env: list = []
+# Collective primitive -> ``rule(trace, vals, bdims, **params)`` (``transforms/collectives.py``).
+collective_rules: dict = {}
+# The names of the named vmaps whose batch rules are running sub-programs, innermost last.
+_inherited: list = []
+INHERIT = object()  # batch_flat's default axis_name: the running batch rule's vmap's name
 
 KEEP = "keep"  # an ``out_dims_wanted`` answer: batched at 0 if it depends on the batch, else not
 
 
 def batch_flat(f_flat, args, in_dims, axis_size: int, out_dims_wanted, tape_dims: list | None = None,
-               axis_name=None, fname: str = "vmap"):
+               axis_name=INHERIT, fname: str = "vmap"):
     """Run ``f_flat`` over a batch; outputs get their batch axis at ``out_dims_wanted``
     (``None``: the output must not depend on the batch; ``KEEP``: axis 0 if it does,
     else unbatched). With a ``tape_dims`` list, tape outputs keep their own batching
     (shared tapes stay shared: no broadcast); their bdims, and those of ``KEEP``
     outputs, are appended to it in output order. ``axis_name`` names the batch axis for
-    collectives while ``f_flat`` runs; ``fname`` heads errors."""
-    with new_main(BatchTrace, axis_size) as main:
+    collectives while ``f_flat`` runs (by default, a batch rule's sub-program is batched
+    under the name of the vmap running the rule); ``fname`` heads errors."""
+    if axis_name is INHERIT:
+        axis_name = _inherited[-1] if _inherited else None
+    with new_main(BatchTrace, (axis_size, axis_name)) as main:
         trace = main.trace()
         if axis_name is not None:
             axis_env.append((axis_name, main))
@@ -306,6 +331,6 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
             return out_spec[i]
 
         outs = batch_flat(flat, leaves, norm_dims, size, want, axis_name=axis_name, fname=fname)
-        return pytree.tree_unflatten(out_tree[0], outs)
+        return pytree.tree_unflatten(out_tree[0], leaf_values(outs))
 
     return vmapped

@@ -34,6 +34,7 @@ import numpy as np
 
 from funcgrad.core import pytree
 from funcgrad.core.ad_util import Zero, add_tangents, instantiate, is_undefined, tangent_aval
+from funcgrad.core.array import leaf_values
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.interpret import jaxpr_as_fun
 from funcgrad.core.ir import ClosedJaxpr
@@ -277,7 +278,7 @@ class custom_jvp:
             return out_leaves, [_match_dtype(t, o) for t, o in zip(t_leaves, out_leaves)]
 
         outs = _bind_call(custom_jvp_call_p, fun_flat, leaves, self.__name__, jvp=jvp_flat_rule)
-        return pytree.tree_unflatten(out_tree[0], outs)
+        return pytree.tree_unflatten(out_tree[0], leaf_values(outs))
 
 
 def _match_dtype(t, o):
@@ -400,12 +401,16 @@ class custom_vjp:
             return [_match_dtype(c, x) for c, x in zip(ct_leaves, leaves)]
 
         outs = _bind_call(custom_vjp_call_p, fun_flat, leaves, self.__name__, fwd=fwd_flat, bwd=bwd_flat)
-        return pytree.tree_unflatten(out_tree[0], outs)
+        return pytree.tree_unflatten(out_tree[0], leaf_values(outs))
 
 
 # --- checkpoint ---------------------------------------------------------------------------
 
-def _checkpoint_call_jvp(primals, tangents, *, fun, call_jaxpr):
+def _checkpoint_call_jvp(primals, tangents, *, fun, call_jaxpr, policy=None, prevent_cse=True):
+    if policy is not None:  # save what the policy allows (funcgrad/transforms/remat.py)
+        from funcgrad.transforms.remat import policy_checkpoint_jvp
+
+        return policy_checkpoint_jvp(primals, tangents, fun=fun, call_jaxpr=call_jaxpr, policy=policy)
     out = checkpoint_call_p.bind(*primals, fun=fun, call_jaxpr=call_jaxpr)
 
     def bwd_fn(nonlin, cts):
@@ -423,13 +428,23 @@ jvp_rules[checkpoint_call_p] = _checkpoint_call_jvp
 
 
 def _tree_out(outs, out_tree):
-    return pytree.tree_unflatten(out_tree[0], outs)
+    return pytree.tree_unflatten(out_tree[0], leaf_values(outs))
 
 
-def checkpoint(fun, static_argnums=()):
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     """Rematerialise ``fun`` in reverse mode: its intermediates are recomputed in the
-    backward pass instead of being stored (only its inputs are saved). Also ``remat``."""
+    backward pass instead of being stored. Also ``remat``.
+
+    Without ``policy`` only the inputs are saved. ``policy(prim, *avals, **params) ->
+    bool`` (see ``checkpoint_policies``) says which intermediates may be saved instead of
+    recomputed; ``funcgrad/transforms/remat.py`` has the details. ``prevent_cse`` is
+    accepted for JAX compatibility (``jit`` may merge a recomputation with its forward
+    twin).
+    """
     static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    if policy is not None and not callable(policy):
+        raise TypeError(f"checkpoint: policy must be a function (prim, *avals, **params) -> bool, got {policy!r}")
+    params = {} if policy is None else {"policy": policy, "prevent_cse": bool(prevent_cse)}
 
     @functools.wraps(fun)
     def wrapped(*args):
@@ -453,13 +468,16 @@ def checkpoint(fun, static_argnums=()):
         (hoisted,), consts = hoist_consts([(closed.jaxpr, closed.consts)])
         body = jaxpr_as_fun(hoisted)
         body.__name__ = fun_flat.__name__
-        outs = checkpoint_call_p.bind(*consts, *leaves, fun=body, call_jaxpr=hoisted)
-        return pytree.tree_unflatten(out_tree[0], outs)
+        outs = checkpoint_call_p.bind(*consts, *leaves, fun=body, call_jaxpr=hoisted, **params)
+        return pytree.tree_unflatten(out_tree[0], leaf_values(outs))
 
     return wrapped
 
 
 remat = checkpoint
+
+# For the sibling modules (remat policies, custom_gradient) that build on these helpers.
+bind_call, emit_lin, jvp_of = _bind_call, _emit_lin, _jvp_of
 
 
 # --- batching (vmap): batch every carried function, with batch axes in front -----------
@@ -472,6 +490,8 @@ def _batched(fn_flat, size):
         return batch_flat(fn_flat, list(args), [0] * len(args), size, lambda i, n: 0)
 
     f.__name__ = f"vmap({getattr(fn_flat, '__name__', 'fun')})"
+    if hasattr(fn_flat, "checkpoint_name"):  # a checkpoint_name tag stays one when batched
+        f.checkpoint_name = fn_flat.checkpoint_name
     return f
 
 
@@ -533,10 +553,10 @@ def _custom_vjp_call_batch(args, bdims, *, fun, call_jaxpr, fwd, bwd, num_consts
     return outs, [0] * len(outs)
 
 
-def _checkpoint_call_batch(args, bdims, *, fun, call_jaxpr):
+def _checkpoint_call_batch(args, bdims, *, fun, call_jaxpr, **params):
     args, size = _front(args, bdims)
     bfun = _batched(fun, size)
-    outs = checkpoint_call_p.bind(*args, fun=bfun, call_jaxpr=_stage(bfun, args))
+    outs = checkpoint_call_p.bind(*args, fun=bfun, call_jaxpr=_stage(bfun, args), **params)
     return outs, [0] * len(outs)
 
 

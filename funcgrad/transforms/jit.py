@@ -13,6 +13,7 @@ added without a lower rule), the program runs with the jaxpr evaluator and
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import sys
@@ -482,6 +483,8 @@ class JittedFunction:
         _log(f"compiling jit({self.__name__}) [cache size {len(self._cache)}]: {cause}")
 
     def __call__(self, *args, **kwargs):
+        if _jit_disabled[0]:  # inside ``disable_jit()``: run the Python function op by op
+            return self._fun(*args, **kwargs)
         # Fast path (the common cached call): only ndarray positional arguments, nothing
         # staging. The key is just each argument's (shape, dtype).
         if not kwargs and not is_staging():
@@ -540,6 +543,22 @@ def _fmt_key(k):
     if isinstance(k, tuple) and len(k) >= 2:
         return ShapedArray(k[0], k[1]).str_short()
     return getattr(k, "__name__", str(k))
+
+
+_jit_disabled = [False]
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True):
+    """Context manager: ``jit``-decorated functions called inside run their Python
+    function directly (eagerly, op by op: ``print`` and debuggers see values), as
+    ``jax.disable_jit``. Nests; ``disable_jit(False)`` re-enables inside."""
+    previous = _jit_disabled[0]
+    _jit_disabled[0] = bool(disable)
+    try:
+        yield
+    finally:
+        _jit_disabled[0] = previous
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), donate_argnames=(),

@@ -255,8 +255,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     if lo is not None and hi is not None and not isinstance(lower, Tracer) and not isinstance(upper, Tracer):
         lo_i, hi_i = int(np.asarray(lo)), int(np.asarray(hi))
         n = max(hi_i - lo_i, 0)
-        if n == 0:
-            return init_val
+        if n == 0:  # (JAX: the init, as a value the caller's later writes cannot change)
+            return operand_values(init_val)
         from funcgrad.core import lax_api as lax
 
         idx_dtype = np.result_type(np.asarray(lo).dtype if hasattr(lo, "dtype") else np.int64, np.int64)

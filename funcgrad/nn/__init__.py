@@ -1,0 +1,10 @@
+"""``funcgrad.nn``: neural-network activations and normalisations (``jax.nn``'s names).
+
+>>> import funcgrad as fg, numpy as np
+>>> fg.nn.relu(np.array([-1.0, 2.0]))
+Array([0., 2.])
+>>> fg.grad(fg.nn.relu)(0.0)          # JAX's convention at the kink
+np.float64(0.0)
+"""
+from funcgrad.nn.functions import *  # noqa: F401,F403
+from funcgrad.nn.functions import __all__  # noqa: F401
