@@ -6,5 +6,6 @@ Array([0., 2.])
 >>> fg.grad(fg.nn.relu)(0.0)          # JAX's convention at the kink
 np.float64(0.0)
 """
+from funcgrad.nn import initializers  # noqa: F401,E402
 from funcgrad.nn.functions import *  # noqa: F401,F403
 from funcgrad.nn.functions import __all__  # noqa: F401
