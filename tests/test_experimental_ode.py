@@ -122,3 +122,19 @@ def test_bad_input(call, exc, words):
         call()
     for w in words:
         assert w in str(info.value)
+
+
+def test_gradient_through_a_closed_over_parameter():
+    # JAX's odeint closure-converts func: a parameter func closes over is differentiated
+    # by the adjoint too.
+    t = np.linspace(0.0, 1.0, 5)
+
+    def closed(k):
+        return odeint(lambda y, s: -k * y, 1.0, t)[-1]
+
+    def explicit(k):
+        return odeint(lambda y, s, k: -k * y, 1.0, t, k)[-1]
+
+    np.testing.assert_allclose(fg.grad(closed)(0.7), -np.exp(-0.7), rtol=1e-7)
+    np.testing.assert_allclose(fg.grad(closed)(0.7), fg.grad(explicit)(0.7), rtol=1e-12)
+    np.testing.assert_allclose(fg.jit(fg.grad(closed))(0.7), fg.grad(closed)(0.7), rtol=1e-12)

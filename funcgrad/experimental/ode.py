@@ -34,6 +34,7 @@ from funcgrad.numpy_api._util import aval_of, shape_of
 from funcgrad.transforms.ad_api import vjp
 from funcgrad.transforms.batching import vmap
 from funcgrad.transforms.custom import custom_vjp
+from funcgrad.transforms.custom_gradient import closure_convert
 
 __all__ = ["odeint"]
 
@@ -248,5 +249,11 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.
                 raise ValueError(f"odeint: func returned shape {shape_of(leaf)} for a y0 leaf of shape {shape}")
         return _ravel(out)[0]
 
-    ys = _odeint(flat_func, float(rtol), float(atol), float(mxstep), float(hmax), flat, ts, *args)
+    # Values ``func`` closes over that a transform traces (``grad`` w.r.t. a parameter
+    # used inside ``func``) become explicit arguments, so the adjoint differentiates
+    # them too, as JAX's odeint does.
+    converted, consts = closure_convert(flat_func, flat, ts[0], *args)
+    if consts:
+        flat_func = converted
+    ys = _odeint(flat_func, float(rtol), float(atol), float(mxstep), float(hmax), flat, ts, *args, *consts)
     return vmap(unravel)(ys)
