@@ -177,34 +177,50 @@ def _operands(lhs, rhs, preferred_element_type, fname):
 
 
 def _windows(x, window, strides, dilation, out):
-    """The windows of ``x`` (N, C, spatial...) at each of the ``prod(window)`` offsets, as
-    strided slices stacked on a new axis 2: (N, C, K, out...), offsets in C order."""
-    n, c = get_aval_any(x).shape[:2]
+    """The windows of ``x`` (N, spatial..., C) at each of the ``prod(window)`` offsets, as
+    strided slices stacked on a new axis before C: (N, out..., K, C), offsets in C order."""
+    shape = get_aval_any(x).shape
+    n, c = shape[0], shape[-1]
     pieces = []
     for offset in np.ndindex(*window):
-        start = [0, 0] + [i * d for i, d in zip(offset, dilation)]
-        limit = [n, c] + [s + (o - 1) * st + 1 for s, o, st in zip(start[2:], out, strides)]
-        piece = lax.slice(x, start, limit, [1, 1, *strides])
-        pieces.append(lax.reshape(piece, (n, c, 1, *out)))
-    return lax.concatenate(pieces, 2)
+        start = [0] + [i * d for i, d in zip(offset, dilation)] + [0]
+        limit = [n] + [s + (o - 1) * st + 1 for s, o, st in zip(start[1:], out, strides)] + [c]
+        piece = lax.slice(x, start, limit, [1, *strides, 1])
+        # a new unit axis by broadcast_in_dim, not reshape: compiled code indexes a
+        # broadcast view directly, where a reshape view divides per element
+        pieces.append(lax.broadcast_in_dim(piece, (n, *out, 1, c), (*range(len(out) + 1), len(out) + 2)))
+    return lax.concatenate(pieces, len(out) + 1)
 
 
 def _padded_windows(lhs, window, strides, pads, lhs_dilation, rhs_dilation, fname, where):
-    """Pad/dilate the canonical lhs and cut its windows: ((N, C, K, out...), out)."""
+    """Pad/dilate the lhs (N, spatial..., C) and cut its windows: ((N, out..., K, C), out)."""
     shape = get_aval_any(lhs).shape
-    padded = [_dilate(n, d) + lo + hi for n, d, (lo, hi) in zip(shape[2:], lhs_dilation, pads)]
+    spatial = shape[1:-1]
+    padded = [_dilate(n, d) + lo + hi for n, d, (lo, hi) in zip(spatial, lhs_dilation, pads)]
     if any(p < 0 for p in padded):
         raise ValueError(f"{fname}: padding {tuple(pads)} crops more than the (dilated) lhs spatial sizes "
-                         f"{shape[2:]} ({where})")
+                         f"{spatial} ({where})")
     eff = [_dilate(k, d) for k, d in zip(window, rhs_dilation)]
     out = tuple(max(0, (p - e) // s + 1) if p >= e else 0 for p, e, s in zip(padded, eff, strides))
     if any(pads) or any(d != 1 for d in lhs_dilation):
         zero = np.zeros((), get_aval_any(lhs).dtype)
-        cfg = [(0, 0, 0), (0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, lhs_dilation)]
+        cfg = [(0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, lhs_dilation)] + [(0, 0, 0)]
         lhs = lax.pad(lhs, zero, cfg)
-    if 0 in out or 0 in shape[:2] or 0 in window:
+    if 0 in out or shape[0] == 0 or shape[-1] == 0 or 0 in window:
         return None, out
     return _windows(lhs, window, strides, rhs_dilation, out), out
+
+
+def _channels_last(spec):
+    """The permutation to (batch, spatial..., feature) from a (batch, feature, spatial...)
+    spec: the layout in which every product of the convolution and of its derivatives is a
+    plain row-major or transposed matrix for BLAS (no packing)."""
+    return (spec[0], *spec[2:], spec[1])
+
+
+def _to_out_spec(result, out_spec):
+    """(batch, spatial..., feature) -> the physical layout ``out_spec`` describes."""
+    return lax.transpose(result, tuple(int(a) for a in np.argsort(_channels_last(out_spec))))
 
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None,
@@ -229,24 +245,23 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
     strides = _ints(window_strides, nsp, "window_strides", fname, where)
     lhs_dil = _ints(lhs_dilation, nsp, "lhs_dilation", fname, where)
     rhs_dil = _ints(rhs_dilation, nsp, "rhs_dilation", fname, where)
-    lhs = lax.transpose(lhs, dn.lhs_spec)  # canonical (N, C, spatial...)
-    rhs = lax.transpose(rhs, dn.rhs_spec)  # canonical (O, I, spatial...)
-    (n, c), (o, i), window = get_aval_any(lhs).shape[:2], get_aval_any(rhs).shape[:2], get_aval_any(rhs).shape[2:]
+    lhs = lax.transpose(lhs, _channels_last(dn.lhs_spec))  # (N, spatial..., C)
+    rhs = lax.transpose(rhs, (*dn.rhs_spec[2:], dn.rhs_spec[1], dn.rhs_spec[0]))  # (spatial..., I, O)
+    lshape, rshape = get_aval_any(lhs).shape, get_aval_any(rhs).shape
+    (n, c), (i, o), window = (lshape[0], lshape[-1]), rshape[-2:], rshape[:-2]
     groups, bgroups = _group_counts(feature_group_count, batch_group_count, n, c, o, i, fname, where)
     if isinstance(padding, str):
-        pads = padtype_to_pads(get_aval_any(lhs).shape[2:], [_dilate(k, d) for k, d in zip(window, rhs_dil)],
-                               strides, padding)
+        pads = padtype_to_pads(lshape[1:-1], [_dilate(k, d) for k, d in zip(window, rhs_dil)], strides, padding)
     else:
         pads = _explicit_pads(padding, nsp, fname, where)
     patches, out = _padded_windows(lhs, window, strides, pads, lhs_dil, rhs_dil, fname, where)
     nb = n // bgroups
     if patches is None or i == 0:  # an empty window, batch or output: nothing to sum
         dtype = get_aval_any(lhs).dtype
-        result = lax.broadcast_in_dim(np.zeros((), dtype), (nb, o, *out), ())
+        result = lax.broadcast_in_dim(np.zeros((), dtype), (nb, *out, o), ())
     else:
         result = _grouped_product(patches, rhs, groups, bgroups, out)
-    inverse = tuple(int(a) for a in np.argsort(dn.out_spec))
-    return lax.transpose(result, inverse)
+    return _to_out_spec(result, dn.out_spec)
 
 
 def _group_counts(feature_group_count, batch_group_count, n, c, o, i, fname, where):
@@ -272,30 +287,31 @@ def _group_counts(feature_group_count, batch_group_count, n, c, o, i, fname, whe
 
 
 def _grouped_product(patches, rhs, groups, bgroups, out):
-    """patches (N, C, K, out...) . kernel (O, C/groups, window...) -> (N/bgroups, O, out...).
+    """patches (N, out..., K, C) . kernel (window..., C/groups, O) -> (N/bgroups, out..., O).
 
     Groups (StableHLO's split/concatenate semantics) become the batch dimension of one
     dot_general: feature groups split C into contiguous chunks, batch groups split N; both
     split O into contiguous chunks, output features group-major.
     """
-    n, c, k = get_aval_any(patches).shape[:3]
-    o, i = get_aval_any(rhs).shape[:2]
+    shape = get_aval_any(patches).shape
+    n, k, c = shape[0], shape[-2], shape[-1]
+    i, o = get_aval_any(rhs).shape[-2:]
     nsp = len(out)
     if groups == 1 and bgroups == 1:
-        kernel = lax.reshape(rhs, (o, i, k))
-        res = lax.dot_general(patches, kernel, (((1, 2), (1, 2)), ((), ())))  # (N, out..., O)
-        return lax.transpose(res, (0, nsp + 1, *range(1, nsp + 1)))
+        kernel = lax.reshape(rhs, (k, i, o))
+        return lax.dot_general(patches, kernel, (((nsp + 1, nsp + 2), (0, 1)), ((), ())))
     g = groups * bgroups
+    kernel = lax.reshape(rhs, (k, i, g, o // g))
     if groups > 1:
-        patches = lax.reshape(patches, (n, g, c // g, k, *out))
-        batch_axis = 1
-    else:
-        patches = lax.reshape(patches, (g, n // g, c, k, *out))
-        batch_axis = 0
-    kernel = lax.reshape(rhs, (g, o // g, i, k))
-    res = lax.dot_general(patches, kernel, (((2, 3), (2, 3)), ((batch_axis,), (0,))))  # (G, rest, out..., O/G)
-    res = lax.transpose(res, (1, 0, nsp + 2, *range(2, nsp + 2)))  # (rest, G, O/G, out...)
-    return lax.reshape(res, (n if groups > 1 else n // g, o, *out))
+        patches = lax.reshape(patches, (n, *out, k, g, c // g))
+        dims = (((nsp + 1, nsp + 3), (0, 1)), ((nsp + 2,), (2,)))  # -> (G, N, out..., O/G)
+        res = lax.dot_general(patches, kernel, dims)
+        res = lax.transpose(res, (*range(1, nsp + 2), 0, nsp + 2))  # (N, out..., G, O/G)
+        return lax.reshape(res, (n, *out, o))
+    patches = lax.reshape(patches, (g, n // g, *out, k, c))
+    res = lax.dot_general(patches, kernel, (((nsp + 2, nsp + 3), (0, 1)), ((0,), (2,))))  # (B, N/B, out.., O/B)
+    res = lax.transpose(res, (*range(1, nsp + 2), 0, nsp + 2))  # (N/B, out..., B, O/B)
+    return lax.reshape(res, (n // g, *out, o))
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
@@ -390,17 +406,18 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
     strides = _ints(window_strides, nsp, "window_strides", fname, where)
     lhs_dil = _ints(lhs_dilation, nsp, "lhs_dilation", fname, where)
     rhs_dil = _ints(rhs_dilation, nsp, "rhs_dilation", fname, where)
-    lhs = lax.transpose(lhs, dn.lhs_spec)
-    n, c = get_aval_any(lhs).shape[:2]
+    lhs = lax.transpose(lhs, _channels_last(dn.lhs_spec))
+    lshape = get_aval_any(lhs).shape
+    n, c = lshape[0], lshape[-1]
     if isinstance(padding, str):
-        pads = padtype_to_pads(get_aval_any(lhs).shape[2:], [_dilate(k, d) for k, d in zip(filter_shape, rhs_dil)],
-                               strides, padding)
+        pads = padtype_to_pads(lshape[1:-1], [_dilate(k, d) for k, d in zip(filter_shape, rhs_dil)], strides, padding)
     else:
         pads = _explicit_pads(padding, nsp, fname, where)
     patches, out = _padded_windows(lhs, filter_shape, strides, pads, lhs_dil, rhs_dil, fname, where)
     k = math.prod(filter_shape)
     if patches is None:
-        result = lax.broadcast_in_dim(np.zeros((), get_aval_any(lhs).dtype), (n, c * k, *out), ())
-    else:
-        result = lax.reshape(patches, (n, c * k, *out))
-    return lax.transpose(result, tuple(int(a) for a in np.argsort(dn.out_spec)))
+        result = lax.broadcast_in_dim(np.zeros((), get_aval_any(lhs).dtype), (n, *out, c * k), ())
+    else:  # (N, out..., K, C) -> (N, out..., C * K), input feature major as JAX's
+        nsp = len(out)
+        result = lax.reshape(lax.transpose(patches, (*range(nsp + 1), nsp + 2, nsp + 1)), (n, *out, c * k))
+    return _to_out_spec(result, dn.out_spec)
