@@ -11,4 +11,15 @@ def select(pred, on_true, on_false):  # noqa: F811 - the lax_api version, docume
     from funcgrad.core.lax_api import select as _select
 
     return _select(pred, on_true, on_false)
+from funcgrad.lax.convolution import (  # noqa: F401,E402
+    ConvDimensionNumbers,
+    conv,
+    conv_dimension_numbers,
+    conv_general_dilated,
+    conv_general_dilated_patches,
+    conv_transpose,
+    conv_with_general_padding,
+    padtype_to_pads,
+)
+from funcgrad.lax.windowed import reduce_window  # noqa: F401,E402
 from funcgrad.transforms.collectives import all_gather, axis_index, pmax, pmean, pmin, psum  # noqa: F401,E402
