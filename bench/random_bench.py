@@ -6,17 +6,17 @@ Both measured side by side in one run (medians of interleaved rounds, thread CPU
 after a warm-up call that compiles), printed with the ratio; the goal is <= 1x. Also
 ``jit(random.uniform)`` against ``default_rng().random``, for the cost of the bits alone.
 """
-from __future__ import annotations
+from __future__ import annotations  # noqa: I001  (common before NumPy: it sets one BLAS thread)
 
 import statistics
 import sys
 
+import common  # noqa: F401
 import numpy as np
 
 import funcgrad as fg
-from funcgrad import random
-
 from common import fmt, interleaved_times
+from funcgrad import random
 
 
 def main(n: int = 10**7) -> None:
