@@ -27,6 +27,7 @@ from funcgrad.transforms.batching import vmap  # noqa: F401
 from funcgrad.transforms.jit import jit  # noqa: F401
 from funcgrad import test_util  # noqa: F401
 from funcgrad import scipy  # noqa: F401
+from funcgrad import ops  # noqa: F401
 
 
 class ShapeDtypeStruct:
@@ -48,5 +49,5 @@ __all__ = [
     "eval_closed_jaxpr", "jaxpr_as_fun", "ClosedJaxpr", "Jaxpr", "ShapedArray",
     "ShapeDtypeStruct", "grad", "value_and_grad", "jvp", "vjp", "linearize",
     "linear_transpose", "jacfwd", "jacrev", "hessian", "stop_gradient", "test_util", "custom_jvp", "custom_vjp",
-    "checkpoint", "remat", "vmap", "jit",
+    "checkpoint", "remat", "vmap", "jit", "ops",
 ]
