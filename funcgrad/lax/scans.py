@@ -34,7 +34,8 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     """All prefix combinations ``fn(...fn(fn(e0, e1), e2)..., ek)`` along ``axis``, for an
     associative ``fn`` over pytrees of arrays (vectorised: it gets whole slices), in
     ``O(log n)`` rounds: JAX's parallel-prefix algorithm (the same combination tree, so
-    derivatives at ties match JAX's).
+    derivatives at ties match JAX's). ``reverse=True`` scans from the end, keeping the
+    argument order: ``out[i] = fn(...fn(e[n-1], e[n-2])..., e[i])``, as JAX.
 
     >>> lax.associative_scan(fnp.add, fnp.arange(5.0))   # [0, 1, 3, 6, 10]
     """

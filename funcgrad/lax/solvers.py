@@ -83,15 +83,33 @@ class _Staged:
 
 
 class _Solver:
-    """A user's solver ``solve(fn, y)`` staged with ``fn`` fixed: the values it reads
-    (``fn``'s constants among them) become operands whose tangents are ignored -- the
-    solver is never differentiated, as in JAX."""
+    """A user's solver ``solve(fn, y)`` staged with ``fn`` the staged function (its
+    transpose with ``transpose=True``) at constants that are the solver's leading
+    *inputs*, so the solver sees no differentiated value. Its own closed-over values are
+    operands whose tangents are ignored: the solver is never differentiated, as in JAX."""
 
-    def __init__(self, solve, fn, y_leaves, y_tree):
-        self.jaxpr, self.consts, self.out_tree = _stage(lambda y: solve(fn, y), y_leaves, y_tree)
+    def __init__(self, solve, staged, y_leaves, y_tree, point=None):
+        nf = len(staged.consts)
+        out_tree = []
 
-    def bind(self, consts):
-        return _bound(self.jaxpr, consts, self.out_tree)
+        def flat(*leaves):
+            fn = staged.bind(leaves[:nf])
+            if point is not None:  # the linear function's transpose
+                transposed = linear_transpose(fn, point)
+                fn = lambda y: transposed(y)[0]  # noqa: E731
+            out, tree = pytree.tree_flatten(solve(fn, pytree.tree_unflatten(y_tree, leaves[nf:])))
+            out_tree[:] = [tree]
+            return out
+
+        in_avals = [get_aval_any(c) for c in staged.consts] + [get_aval_any(y) for y in y_leaves]
+        self.jaxpr, self.consts = trace_to_jaxpr(flat, in_avals)
+        self.out_tree = out_tree[0]
+
+    def bind(self, consts, fn_consts):
+        def fun(y):
+            out = eval_jaxpr(self.jaxpr, list(consts), *fn_consts, *pytree.tree_leaves(y))
+            return pytree.tree_unflatten(self.out_tree, out)
+        return fun
 
 
 def _split_aux(fname, out, has_aux):
@@ -135,11 +153,11 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
         out = solve(f, initial_guess)  # nothing to differentiate: plain call
         _check_solution("custom_root", _split_aux("custom_root", out, has_aux)[0], g_tree, g_avals)
         return out
-    solver = _Solver(solve, f, g_leaves, g_tree)
+    solver = _Solver(solve, staged, g_leaves, g_tree)
     nf, ns = len(staged.consts), len(solver.consts)
 
     def run(*args):
-        out = solver.bind(args[nf:nf + ns])(pytree.tree_unflatten(g_tree, args[nf + ns:]))
+        out = solver.bind(args[nf:nf + ns], args[:nf])(pytree.tree_unflatten(g_tree, args[nf + ns:]))
         _check_solution("custom_root", _split_aux("custom_root", out, has_aux)[0], g_tree, g_avals)
         return out
 
@@ -148,7 +166,7 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
     @root.defjvp
     def _root_jvp(primals, tangents):
         consts, consts_dot = list(primals[:nf]), list(tangents[:nf])  # the solver's own: ignored
-        out = run(*primals)
+        out = root(*primals)  # (not run: an outer derivative must meet this rule again)
         sol, aux = _split_aux("custom_root", out, has_aux)
         sol_leaves = pytree.tree_leaves(sol)
         rhs = pytree.tree_unflatten(g_tree, staged.jvp_consts(consts, consts_dot, sol_leaves))
@@ -195,11 +213,10 @@ def _linear_solve(staged, solve, transpose_solve, symmetric, has_aux, b_leaves, 
     b_tree, fname = staged.tree, "custom_linear_solve"
     # matvec is linear: transposed at zeros (not at b, which may be a finished transform's tracer)
     point = pytree.tree_unflatten(b_tree, [np.zeros(a.shape, a.dtype) for a in b_avals])
-    solver = _Solver(solve, staged.bind(staged.consts), b_leaves, b_tree)
+    solver = _Solver(solve, staged, b_leaves, b_tree)
     t_solver = None
     if transpose_solve is not None and not symmetric:
-        transposed = linear_transpose(staged.bind(staged.consts), point)
-        t_solver = _Solver(transpose_solve, lambda y: transposed(y)[0], b_leaves, b_tree)
+        t_solver = _Solver(transpose_solve, staged, b_leaves, b_tree, point=point)
     groups = [len(staged.consts), len(solver.consts), len(t_solver.consts) if t_solver else 0]
     nc = sum(groups)
 
@@ -208,15 +225,15 @@ def _linear_solve(staged, solve, transpose_solve, symmetric, has_aux, b_leaves, 
         return list(args[:a]), list(args[a:b]), list(args[b:nc])
 
     def run(*args):
-        _, sc, _ = split(args)
-        out = solver.bind(sc)(pytree.tree_unflatten(b_tree, args[nc:]))
+        mvc, sc, _ = split(args)
+        out = solver.bind(sc, mvc)(pytree.tree_unflatten(b_tree, args[nc:]))
         _check_solution(fname, _split_aux(fname, out, has_aux)[0], b_tree, b_avals)
         return out
 
     def solvers(nonlin):
-        _, sc, tc = split(nonlin)
-        fwd = lambda mv, y: _split_aux(fname, solver.bind(sc)(y), has_aux)[0]  # noqa: E731
-        bwd = (lambda vm, y: t_solver.bind(tc)(y)) if t_solver else (fwd if symmetric else None)  # noqa: E731
+        mvc, sc, tc = split(nonlin)
+        fwd = lambda mv, y: _split_aux(fname, solver.bind(sc, mvc)(y), has_aux)[0]  # noqa: E731
+        bwd = (lambda vm, y: t_solver.bind(tc, mvc)(y)) if t_solver else (fwd if symmetric else None)  # noqa: E731
         return fwd, bwd
 
     def lin_forward(nonlin, r):  # x_dot = A^-1 r, itself implicitly differentiated
@@ -242,7 +259,7 @@ def _linear_solve(staged, solve, transpose_solve, symmetric, has_aux, b_leaves, 
     @lin_solve.defjvp
     def _linear_solve_jvp(primals, tangents):
         mvc, _, _ = split(primals)
-        out = run(*primals)
+        out = lin_solve(*primals)  # (not run: an outer derivative must meet this rule again)
         x, aux = _split_aux(fname, out, has_aux)
         x_leaves = pytree.tree_leaves(x)
         mv_dot = staged.jvp_consts(mvc, split(tangents)[0], x_leaves)  # the solvers' constants: ignored
