@@ -36,6 +36,7 @@ from funcgrad.api import (  # noqa: F401,E402
 from funcgrad.transforms.custom_gradient import closure_convert, custom_gradient  # noqa: F401,E402
 from funcgrad.transforms.jit import disable_jit  # noqa: F401,E402
 from funcgrad.transforms.remat import checkpoint_name, checkpoint_policies  # noqa: F401,E402
+from funcgrad import ops  # noqa: F401
 
 jacobian = jacrev  # as jax.jacobian
 
@@ -50,4 +51,5 @@ __all__ = [
     "device_put", "device_get", "devices", "local_devices", "device_count", "local_device_count",
     "default_backend", "disable_jit", "named_call", "checkpoint_name", "checkpoint_policies", "custom_gradient",
     "closure_convert",
+    "ops", "random", "scipy",
 ]

@@ -23,6 +23,15 @@ CASES = {
     "custom_vjp": lambda b: _identity_vjp(b),
     "named_call": lambda b: fg.named_call(lambda x: x)(b),
     "custom_gradient": lambda b: fg.custom_gradient(lambda x: (x, lambda g: g))(b),
+    # lax functions that are no-ops on these arguments (no equation is bound)
+    "lax.stop_gradient": lambda b: fg.lax.stop_gradient(b),
+    "lax.reshape": lambda b: fg.lax.reshape(b, (3,)),
+    "lax.convert_element_type": lambda b: fg.lax.convert_element_type(b, np.float64),
+    "lax.transpose": lambda b: fg.lax.transpose(b, (0,)),
+    "lax.slice": lambda b: fg.lax.slice(b, (0,), (3,)),
+    "lax.concatenate": lambda b: fg.lax.concatenate([b], 0),
+    "lax.broadcast_in_dim": lambda b: fg.lax.broadcast_in_dim(b, (3,), (0,)),
+    "lax.rev": lambda b: fg.lax.rev(b, ()),
 }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.core import dtypes
+from funcgrad.core.array import copied_value
 from funcgrad.core.prims import dot as _dot
 from funcgrad.core.prims import elementwise as _ew
 from funcgrad.core.prims import indexing as _ix
@@ -70,7 +71,7 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
     new_dtype = dtypes.canonicalize(new_dtype, what="convert_element_type new_dtype")
     aval = get_aval_any(x)
     if aval.dtype == new_dtype and aval.weak_type == weak_type and not isinstance(x, (bool, int, float)):
-        return x
+        return copied_value(x)
     return _ew.convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 
@@ -78,7 +79,7 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
     shape, bd = tuple(map(int, shape)), tuple(map(int, broadcast_dimensions))
     aval = get_aval_any(x)
     if aval.shape == shape and bd == tuple(range(len(shape))):
-        return x
+        return copied_value(x)
     return _st.broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bd)
 
 
@@ -91,26 +92,26 @@ def broadcast_to_rank(x, shape):
 def reshape(x, new_sizes):
     new_sizes = tuple(map(int, new_sizes))
     if get_aval_any(x).shape == new_sizes:
-        return x
+        return copied_value(x)
     return _st.reshape_p.bind(x, new_sizes=new_sizes)
 
 
 def transpose(x, permutation):
     permutation = tuple(map(int, permutation))
     if permutation == tuple(range(len(permutation))):
-        return x
+        return copied_value(x)
     return _st.transpose_p.bind(x, permutation=permutation)
 
 
 def rev(x, dimensions):
     dimensions = tuple(map(int, dimensions))
-    return _st.rev_p.bind(x, dimensions=dimensions) if dimensions else x
+    return _st.rev_p.bind(x, dimensions=dimensions) if dimensions else copied_value(x)
 
 
 def concatenate(operands, dimension: int):
     operands = list(operands)
     if len(operands) == 1:
-        return operands[0]
+        return copied_value(operands[0])
     return _st.concatenate_p.bind(*operands, dimension=int(dimension))
 
 
@@ -123,7 +124,7 @@ def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's 
     start, limit = tuple(map(int, start_indices)), tuple(map(int, limit_indices))
     strides = tuple(map(int, strides)) if strides is not None and any(s != 1 for s in strides) else None
     if start == (0,) * len(start) and limit == get_aval_any(x).shape and strides is None:
-        return x
+        return copied_value(x)
     return _st.slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
 
 

@@ -11,6 +11,8 @@ def select(pred, on_true, on_false):  # noqa: F811 - the lax_api version, docume
     from funcgrad.core.lax_api import select as _select
 
     return _select(pred, on_true, on_false)
+# The jax.lax extras of issue #13, one module per idea (composites of the primitives).
+from funcgrad.lax.basic import clamp, expand_dims, reciprocal, rsqrt, square, stop_gradient  # noqa: F401,E402
 from funcgrad.lax.convolution import (  # noqa: F401,E402
     ConvDimensionNumbers,
     conv,
@@ -21,5 +23,18 @@ from funcgrad.lax.convolution import (  # noqa: F401,E402
     conv_with_general_padding,
     padtype_to_pads,
 )
+from funcgrad.lax.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum  # noqa: F401,E402
+from funcgrad.lax.reduction import reduce  # noqa: F401,E402,A004
+from funcgrad.lax.scans import associative_scan, map  # noqa: F401,E402,A004
+from funcgrad.lax.slicing import (  # noqa: F401,E402
+    dynamic_index_in_dim,
+    dynamic_slice_in_dim,
+    dynamic_update_index_in_dim,
+    dynamic_update_slice_in_dim,
+    index_in_dim,
+    slice_in_dim,
+)
+from funcgrad.lax.solvers import custom_linear_solve, custom_root  # noqa: F401,E402
+from funcgrad.lax.sorting import sort, sort_key_val, top_k  # noqa: F401,E402
 from funcgrad.lax.windowed import reduce_window  # noqa: F401,E402
 from funcgrad.transforms.collectives import all_gather, axis_index, pmax, pmean, pmin, psum  # noqa: F401,E402
