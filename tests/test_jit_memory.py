@@ -50,7 +50,7 @@ def test_executable_and_constants_are_collected_with_the_jitted_function():
     np.testing.assert_allclose(f(x), np.sin(x) * c + 1.0, rtol=1e-15)
     (exe,) = _executables_of(f)
     refs = [weakref.ref(o) for o in (f, exe, exe._module)] + [c_ref]
-    tracker = exe._module._tracker  # the JIT library holding its machine code
+    tracker = exe._module._finalizer.peek()[2][0]  # the JIT library holding its machine code
     assert not tracker.closed
     del f, exe, c
     gc.collect()

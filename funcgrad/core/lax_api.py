@@ -128,6 +128,12 @@ def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's 
     return _st.slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
 
 
+def optimization_barrier_1(x):
+    """The identity that compiled code computes into a buffer of its own (one array; the
+    public ``funcgrad.lax.optimization_barrier`` takes a pytree)."""
+    return _st.optimization_barrier_p.bind(x)
+
+
 def iota(dtype, shape, dimension: int = 0):
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(map(int, shape))
     return _st.iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=shape, dimension=int(dimension))

@@ -1,5 +1,5 @@
 """Small ``jax.lax`` conveniences over the primitives: ``clamp``, ``rsqrt``, ``square``,
-``reciprocal``, ``expand_dims`` and ``stop_gradient`` (on pytrees).
+``reciprocal``, ``expand_dims``, ``stop_gradient`` and ``optimization_barrier`` (on pytrees).
 
 Like ``jax.lax`` they do not promote: operands keep their dtype, and an array of another
 dtype is a TypeError (Python scalars are weak and take the operand's dtype)."""
@@ -12,7 +12,7 @@ from funcgrad.core.avals import is_python_scalar
 from funcgrad.lax import _util
 from funcgrad.transforms.ad_api import stop_gradient
 
-__all__ = ["clamp", "expand_dims", "reciprocal", "rsqrt", "square", "stop_gradient"]
+__all__ = ["clamp", "expand_dims", "optimization_barrier", "reciprocal", "rsqrt", "square", "stop_gradient"]
 
 
 def _like(fname, argname, v, x_aval):
@@ -87,3 +87,17 @@ def expand_dims(array, dimensions):
     for d, n in zip(kept, a.shape):
         shape[d] = n
     return lax.broadcast_in_dim(array, tuple(shape), tuple(kept))
+
+
+def optimization_barrier(operand):
+    """The identity on a pytree of arrays, as JAX's: compiled code computes each leaf once
+    into a buffer of its own rather than fusing it into (and recomputing it in) every
+    loop that reads it. Derivatives and batching pass through it."""
+    from funcgrad.core import pytree
+
+    return pytree.tree_map(lambda v: lax.optimization_barrier_1(_util_array(v)), operand)
+
+
+def _util_array(v):
+    _util.aval("optimization_barrier", v, "operand")  # a typed error for a non-array leaf
+    return np.asarray(v) if is_python_scalar(v) else v

@@ -131,7 +131,8 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "") -> Executable:
         config.dump(f"{title}LLVM IR (unoptimised)", text)
     try:
         imports = {const_symbol(k): arr.ctypes.data for k, arr in enumerate(keep)}
-        module = engine.compile_module(text, ["entry", "entry_ptrs"], imports=imports)
+        symbols = ["entry", "entry_ptrs"] + (["release"] if "@fg_main_release(" in text else [])
+        module = engine.compile_module(text, symbols, imports=imports)
     except RuntimeError as err:  # LLVM parse/verify failure: a bug in a lower rule
         raise LoweringError(f"LLVM rejected the generated IR: {err}\njaxpr:\n{jaxpr}") from err
     if config.flag(config.DUMP_IR):

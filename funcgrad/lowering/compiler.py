@@ -24,6 +24,11 @@ from funcgrad.tapes import TapeAval
 
 ALIGN = 64
 STACK_WORKSPACE_LIMIT = 64 * 1024  # larger workspaces come from malloc
+# A heap workspace this large is kept between calls (one per compiled module, taken and
+# given back atomically, so concurrent calls stay safe: a call finding it taken mallocs
+# its own). malloc serves such sizes with fresh mmap'd pages, whose page faults cost more
+# than the work on them (2x for random.normal at 10^7); released with the module.
+CACHED_WORKSPACE_MIN = 1 << 20
 GIL_RELEASE_WORK = 100_000  # release the GIL around native work bigger than this
 
 
@@ -394,24 +399,60 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
             b.lines.append(label)
         for fn in ctx.cleanup:
             fn(b)
-        if on_heap:
+        if on_heap and total >= CACHED_WORKSPACE_MIN:
+            b.stmt(_give_back_workspace(b, label or "ret"))
+        elif on_heap:
             b.stmt("call void @free(ptr %ws)")
         b.stmt(ret)
     if total == 0:
         b.lines[setup] = "  br label %start"
     elif not on_heap:
         b.lines[setup] = f"  %ws = alloca i8, i64 {total}, align {ALIGN}\n  br label %start"
-    else:
+    elif total < CACHED_WORKSPACE_MIN:
         module.declare("malloc", "declare noalias ptr @malloc(i64) nounwind")
         b.lines[setup] = (f"  %ws = call ptr @malloc(i64 {total})\n  %wsnull = icmp eq ptr %ws, null\n"
                           "  br i1 %wsnull, label %oom, label %start")
         b.lines.append("oom:\n  ret i32 2")
+    else:
+        module.declare("malloc", "declare noalias ptr @malloc(i64) nounwind")
+        module.declare("fg_main_ws_cache", "@fg_main_ws_cache = internal global ptr null")
+        module.functions.append(_RELEASE_WORKSPACE)
+        b.lines[setup] = (
+            "  %wsc = atomicrmw xchg ptr @fg_main_ws_cache, ptr null acq_rel\n"
+            "  %wshit = icmp ne ptr %wsc, null\n"
+            "  br i1 %wshit, label %start, label %wsalloc\n"
+            f"wsalloc:\n  %wsm = call ptr @malloc(i64 {total})\n  %wsnull = icmp eq ptr %wsm, null\n"
+            "  br i1 %wsnull, label %oom, label %start")
+        b.lines.append("oom:\n  ret i32 2")
+        # %ws: the cached block or a fresh one (the phi heads the start block).
+        start = b.lines.index("start:")
+        b.lines.insert(start + 1, "  %ws = phi ptr [%wsc, %entry], [%wsm, %wsalloc]")
     params = [f"ptr noalias nocapture %a{k}" for k in range(nin)]
     params += [f"ptr noalias nocapture %o{j}" for j in range(nout)]
     module.functions.append(
         f"define internal i32 @fg_main_core({', '.join(params)}) noinline nounwind {{\n{b.text()}\n}}"
     )
     return keep, ctx.work, total
+
+
+def _give_back_workspace(b, tag: str) -> str:
+    """IR that returns the workspace to the module's slot, or frees it if the slot was
+    refilled meanwhile (by a concurrent call)."""
+    t = tag.rstrip(":").replace("fg_fail_", "")
+    return (f"%wsx_{t} = cmpxchg ptr @fg_main_ws_cache, ptr null, ptr %ws acq_rel monotonic\n"
+            f"  %wsok_{t} = extractvalue {{ ptr, i1 }} %wsx_{t}, 1\n"
+            f"  br i1 %wsok_{t}, label %wskept_{t}, label %wsfree_{t}\n"
+            f"wsfree_{t}:\n  call void @free(ptr %ws)\n  br label %wskept_{t}\n"
+            f"wskept_{t}:")
+
+
+# Exported by modules with a cached workspace: frees it before the module is unloaded.
+_RELEASE_WORKSPACE = """define void @fg_main_release() nounwind {
+entry:
+  %p = atomicrmw xchg ptr @fg_main_ws_cache, ptr null acq_rel
+  call void @free(ptr %p)
+  ret void
+}"""
 
 
 from funcgrad.lowering import control_flow as _control_flow  # noqa: E402,F401  (registers its rules; uses this module)

@@ -105,13 +105,17 @@ def add_symbol(name: str, address: int) -> None:
 class CompiledModule:
     """One library in the JIT: ``addrs`` ({suffix: address}) and ``optimized`` (its
     optimised IR text, computed on request). Its machine code is unloaded when this
-    handle is garbage-collected (the ORC resource tracker it holds), so hold it as long
-    as its code may run."""
+    handle is garbage-collected, so hold it as long as its code may run."""
 
-    __slots__ = ("addrs", "_text", "_tracker", "__weakref__")
+    __slots__ = ("addrs", "_text", "_finalizer", "__weakref__")
 
     def __init__(self, addrs, text, tracker):
-        self.addrs, self._text, self._tracker = addrs, text, tracker
+        self.addrs, self._text = addrs, text
+        # A finalizer, not __del__: it holds the ORC resource tracker itself, so the
+        # garbage collector cannot unload the code (finalising the tracker of a dead
+        # cycle first) before the module's caches are released by that very code.
+        self._finalizer = weakref.finalize(self, _unload, tracker, addrs.get("release"))
+        self._finalizer.atexit = False  # (the process is ending: nothing to give back)
 
     @property
     def optimized(self) -> str:
@@ -123,15 +127,15 @@ class CompiledModule:
             finally:
                 mod.close()
 
-    def __del__(self):
-        tracker, self._tracker = self._tracker, None
-        if tracker is None:
-            return
-        try:
-            with _lock:
-                tracker.close()  # unloads the library: its code and data are freed
-        except Exception:  # pragma: no cover - interpreter shutdown
-            pass
+
+def _unload(tracker, release):
+    try:
+        if release:  # the module's caches (a kept workspace) go before its code
+            ctypes.PYFUNCTYPE(None)(release)()
+        with _lock:
+            tracker.close()  # unloads the library: its code and data are freed
+    except Exception:  # pragma: no cover - interpreter shutdown
+        pass
 
 
 def _optimise_or_retry(text: str):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from funcgrad.core.prims import structural as st
 from funcgrad.lowering.builder import I64, Value, const
-from funcgrad.lowering.context import lower_view
+from funcgrad.lowering.context import lower_materialized, lower_view
 from funcgrad.lowering.elementwise import convert
 
 
@@ -146,3 +146,9 @@ def _pad_lower(ctx, x, padding_value, *, padding_config):
         return b.select(Value(valid, None), v, ctx.scalar(padding_value))
 
     return ctx.view(ctx.out_aval, at)
+
+
+@lower_materialized(st.optimization_barrier_p)
+def _optimization_barrier(ctx, x):
+    # Not a view: the operand's fused region runs once, into this buffer.
+    ctx.write(ctx.outs[0], x)

@@ -88,12 +88,18 @@ def normal_raw(raw, shape, dtype):
     n = math.prod(shape)
     m = (n + 1) // 2
     u = unit_floats(raw, (2, m), dtype)
-    r = fnp.sqrt(np.array(-2.0, dtype) * fnp.log(np.array(1.0, dtype) - u[0]))
-    theta = np.array(2 * np.pi, dtype) * u[1]
+    # The barriers make compiled code compute each pair's radius and angle once, into
+    # buffers; fused into the output loop, each of the pair's two outputs would hash both
+    # counters and take the log again.
+    r, theta = lax.optimization_barrier((
+        fnp.sqrt(np.array(-2.0, dtype) * fnp.log(np.array(1.0, dtype) - u[0])),
+        np.array(2 * np.pi, dtype) * u[1]))
     # cos(theta - pi/2) = sin(theta): one branch-free expression for both halves, so the
     # compiled loop vectorises (a concatenate of cos and sin halves selects per element).
     phase = np.array([[0.0], [np.pi / 2]], dtype)
-    z = r * fnp.cos(theta - phase)
+    # Computed as a (2, m) array (a barrier again: the output's flat loop would map each
+    # index back to (half, pair) and lose vectorisation of the cos), then laid out flat.
+    z = lax.optimization_barrier(r * fnp.cos(theta - phase))
     return fnp.reshape(fnp.reshape(z, (2 * m,))[:n], shape)
 
 

@@ -69,6 +69,10 @@ ROWS = [
         rand(4, 3, dtype=i32, low=-5, high=5)),
     row("lax.rsqrt", lax.rsqrt, lambda x: 1 / np.sqrt(x), P2),
     row("lax.square/float32", lax.square, np.square, F2),
+    row("lax.optimization_barrier", lambda x: lax.optimization_barrier(fnp.sin(x)) * 2.0, lambda x: np.sin(x) * 2.0,
+        X2),
+    row("lax.optimization_barrier/int32", lambda x: lax.optimization_barrier(x * 3), lambda x: x * 3,
+        np.arange(6, dtype=i32).reshape(2, 3)),
     row("lax.reciprocal", lax.reciprocal, np.reciprocal, P2),
     row("lax.expand_dims", lambda x: lax.expand_dims(x, (0, -1)), lambda x: np.expand_dims(x, (0, -1)), X2),
     # --- one-axis slicing ---------------------------------------------------------------------

@@ -446,4 +446,25 @@ defjvp_zero(iota_p)
 allow_missing("batch", iota_p, "iota takes no array inputs, so it is never batched")
 
 
+# --- optimization_barrier -----------------------------------------------------------------
+# The identity, as JAX's ``lax.optimization_barrier``: compiled code computes its operand
+# once into a buffer instead of fusing it into every consumer (which would recompute it
+# per element read, e.g. twice per Box-Muller pair in ``random.normal``).
+optimization_barrier_p = Primitive("optimization_barrier")
+
+
+@optimization_barrier_p.def_impl
+def _optimization_barrier_impl(x):
+    return x
+
+
+@optimization_barrier_p.def_abstract_eval
+def _optimization_barrier_abstract_eval(x):
+    return x
+
+
+deflinear(optimization_barrier_p, lambda ct, x: [ct])
+batch_rules[optimization_barrier_p] = lambda args, bdims: (optimization_barrier_p.bind(args[0]), bdims[0])
+
+
 from funcgrad.core import lax_api as lax  # noqa: E402  (bottom: lax_api needs the primitives above)
