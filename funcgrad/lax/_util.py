@@ -45,3 +45,21 @@ def concrete_value(x):
     if isinstance(x, Tracer):
         return x.to_concrete_value()
     return x
+
+
+def int_tuple(fname: str, v, n: int, name: str, where: str, per: str = "spatial dimension", default=1,
+              positive=True) -> tuple:
+    """A tuple of ``n`` ints (``default`` each when ``v`` is None): strides, dilations,
+    window sizes. ``where`` (the operand shapes) and ``per`` (what each entry is for)
+    go into the error."""
+    if v is None:
+        return (default,) * n
+    try:
+        t = tuple(int(x) for x in v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{fname}: {name} must be a sequence of {n} ints, got {v!r} ({where})") from None
+    if len(t) != n:
+        raise ValueError(f"{fname}: {name} needs one entry per {per} ({n}), got {t} ({where})")
+    if positive and any(x < 1 for x in t):
+        raise ValueError(f"{fname}: {name} entries must be >= 1, got {t} ({where})")
+    return t

@@ -24,6 +24,7 @@ import numpy as np
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
 from funcgrad.core.trace import get_aval_any
+from funcgrad.lax import _util
 
 __all__ = [
     "ConvDimensionNumbers", "conv_dimension_numbers", "padtype_to_pads", "conv_general_dilated",
@@ -130,17 +131,7 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
 
 def _ints(v, n, name, fname, where, default=1, positive=True):
     """A tuple of ``n`` ints (``default`` when None), checked."""
-    if v is None:
-        return (default,) * n
-    try:
-        t = tuple(int(x) for x in v)
-    except (TypeError, ValueError):
-        raise TypeError(f"{fname}: {name} must be a sequence of {n} ints, got {v!r} ({where})") from None
-    if len(t) != n:
-        raise ValueError(f"{fname}: {name} needs one entry per spatial dimension ({n}), got {t} ({where})")
-    if positive and any(x < 1 for x in t):
-        raise ValueError(f"{fname}: {name} entries must be >= 1, got {t} ({where})")
-    return t
+    return _util.int_tuple(fname, v, n, name, where, "spatial dimension", default, positive)
 
 
 def _explicit_pads(padding, n, fname, where):

@@ -28,6 +28,7 @@ import numpy as np
 from funcgrad.core import lax_api as lax
 from funcgrad.core import pytree
 from funcgrad.core.trace import Tracer, get_aval_any
+from funcgrad.lax import _util
 from funcgrad.lax.convolution import padtype_to_pads
 
 __all__ = ["reduce_window"]
@@ -75,17 +76,7 @@ def _monoid_kind(computation):
 
 
 def _ints(v, n, name, where, default=1, positive=True):
-    if v is None:
-        return (default,) * n
-    try:
-        t = tuple(int(x) for x in v)
-    except (TypeError, ValueError):
-        raise TypeError(f"{_FN}: {name} must be a sequence of {n} ints, got {v!r} ({where})") from None
-    if len(t) != n:
-        raise ValueError(f"{_FN}: {name} needs one entry per operand dimension ({n}), got {t} ({where})")
-    if positive and any(x < 1 for x in t):
-        raise ValueError(f"{_FN}: {name} entries must be >= 1, got {t} ({where})")
-    return t
+    return _util.int_tuple(_FN, v, n, name, where, "operand dimension", default, positive)
 
 
 def _dilate(n, d):
