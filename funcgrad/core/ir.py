@@ -64,7 +64,7 @@ class Eqn(NamedTuple):
     inputs: list  # list[Atom]
     outputs: list  # list[Var]
     params: dict
-    source_info: Any = None  # a traceback.FrameSummary of the user's line, when known
+    source_info: Any = None  # a core.source_info.SourceLine of the user's line, when known
 
 
 class Jaxpr:

@@ -4,27 +4,45 @@ from __future__ import annotations
 import linecache
 import os
 import sys
-import traceback
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
-def user_frame(skip_internal: bool = True) -> traceback.FrameSummary | None:
+class SourceLine:
+    """Where an equation came from: ``filename``, ``lineno``, ``name`` (the function) and
+    ``line`` (its source text, read only when an error message asks for it: staging
+    records one of these per equation, so it must be cheap)."""
+
+    __slots__ = ("filename", "lineno", "name")
+
+    def __init__(self, filename: str, lineno: int, name: str):
+        self.filename, self.lineno, self.name = filename, lineno, name
+
+    @property
+    def line(self) -> str | None:
+        return linecache.getline(self.filename, self.lineno).strip() or None
+
+    def __repr__(self):
+        return f"<SourceLine {self.filename}:{self.lineno} in {self.name}>"
+
+
+def user_frame(skip_internal: bool = True) -> SourceLine | None:
     """The innermost stack frame whose file is not inside the funcgrad package."""
     f = sys._getframe(1)
     while f is not None:
-        fname = f.f_code.co_filename
+        code = f.f_code
+        fname = code.co_filename
         if not (skip_internal and fname.startswith(_PKG_DIR)) and not fname.startswith("<frozen"):
-            line = linecache.getline(fname, f.f_lineno).strip()
-            return traceback.FrameSummary(fname, f.f_lineno, f.f_code.co_name, line=line or None)
+            return SourceLine(fname, f.f_lineno, code.co_name)
         f = f.f_back
     return None
 
 
-def describe(frame: traceback.FrameSummary | None) -> str:
+def describe(frame: SourceLine | None) -> str:
     if frame is None:
         return "(source line unknown)"
     text = f'File "{frame.filename}", line {frame.lineno}, in {frame.name}'
-    if frame.line:
-        text += f"\n    {frame.line}"
+    line = frame.line
+    if line:
+        text += f"\n    {line}"
     return text
