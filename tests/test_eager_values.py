@@ -229,3 +229,19 @@ def test_arrays_feed_back_into_funcgrad_and_jit():
     np.testing.assert_allclose(f(x), 2 * np.sin([0.1, 0.2]))
     np.testing.assert_allclose(f(x), f(np.asarray(x)))
     np.testing.assert_allclose(fg.grad(lambda v: fnp.sum(v * v))(x), 2 * np.asarray(x))
+
+
+def test_numpy_scalar_operator_value_gives_a_value():
+    # funcgrad's 0-d results are NumPy scalars; NumPy scalars do not defer to ndarray
+    # subclasses, so ``s * x`` reaches Array.__array_ufunc__: it must give a value, as
+    # ``x * s`` does (found by the fuzzer: ``(fnp.abs(-0.5) + 0.5) ** c).at[0]``).
+    x = fnp.sin(np.arange(3.0))
+    s = fnp.abs(-0.5) + 0.5
+    for out in (s ** x, s * x, np.float32(2) * x, np.int64(2) - x, s < x):
+        assert isinstance(out, fg.Array) and not out.flags.writeable
+    np.testing.assert_array_equal((s ** x).at[0].set(5.0), [5.0, 1.0, 1.0])
+    y = np.sin(x)  # NumPy functions still give the user plain, writeable arrays
+    assert type(y) is np.ndarray
+    y[0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        np.sin(x, out=x)

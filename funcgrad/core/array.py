@@ -30,6 +30,13 @@ from funcgrad.core import pytree
 _ndarray = np.ndarray
 _getitem = np.ndarray.__getitem__
 
+# The ufuncs behind Python's binary operators (``s * x`` with a NumPy scalar ``s``).
+_OPERATOR_UFUNCS = frozenset([
+    np.add, np.subtract, np.multiply, np.true_divide, np.floor_divide, np.remainder, np.power, np.matmul,
+    np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.left_shift, np.right_shift,
+    np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
+])
+
 # Installed by funcgrad.numpy_api.methods (core cannot import it): staged indexing with
 # a traced index, and the ``.at`` helper.
 hooks: dict = {}
@@ -39,6 +46,23 @@ class Array(np.ndarray):
     """A read-only eager funcgrad result. See the module docstring."""
 
     __slots__ = ()
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # ``np.float64(2) * x`` reaches here, not ``x.__rmul__``: NumPy scalars do not
+        # defer to ndarray subclasses. An operator between a NumPy scalar (funcgrad's 0-d
+        # results are NumPy scalars) and a value gives a value, as with the operands
+        # swapped (NumPy cannot tell ``np.multiply(s, x)`` from ``s * x``: both give
+        # values). Every other NumPy call gives plain arrays, as ``__array_wrap__`` does.
+        # (Array operators call NumPy on plain arrays and never come here.)
+        if kwargs:
+            out = kwargs.get("out")
+            if out:
+                kwargs["out"] = tuple(unwrap(o) if type(o) is Array else o for o in out)
+        elif method == "__call__" and len(inputs) == 2 and type(inputs[1]) is Array \
+                and isinstance(inputs[0], np.generic) and ufunc in _OPERATOR_UFUNCS:
+            result = ufunc(inputs[0], unwrap(inputs[1]))
+            return fresh_value(result) if type(result) is _ndarray else result
+        return getattr(ufunc, method)(*[unwrap(x) if type(x) is Array else x for x in inputs], **kwargs)
 
     def __array_wrap__(self, arr, context=None, return_scalar=False):
         # NumPy's own operations on an Array give the user a plain array.
@@ -87,7 +111,10 @@ def _operator(name):
     base = getattr(_ndarray, name)
 
     def method(self, *other):
-        out = base(self, *other)
+        # On the plain arrays: NumPy then skips ``Array.__array_ufunc__`` (a costly hook).
+        if other and type(other[0]) is Array:
+            other = (unwrap(other[0]),)
+        out = base(unwrap(self), *other)
         return fresh_value(out) if type(out) is _ndarray else out
 
     method.__name__ = name
