@@ -244,6 +244,13 @@ class Lowered:
     def compile(self) -> "Compiled":
         return Compiled(self)
 
+    def draw(self, **opts):
+        """The picture of the program jit runs: one cluster per fused loop nest (a
+        ``funcgrad.viz.Graph``; ``opts`` as ``funcgrad.draw``'s)."""
+        from funcgrad.viz import draw_executable
+
+        return draw_executable(self._exe, name=f"jit({self._jitted.__name__})", **opts)
+
 
 class Compiled:
     """An executable for one input signature; other inputs are rejected with TypeError."""
