@@ -275,3 +275,37 @@ def test_render_with_graphviz(tmp_path):
     assert open(g.render(tmp_path / "g.svg")).read().count("<svg") == 1
     assert "image/svg+xml" in g._repr_mimebundle_()
     assert graphviz.Source(g.dot).source == g.dot
+
+
+def test_custom_rules_and_checkpoint_are_clusters():
+    @fg.custom_jvp
+    def softplus(x):
+        return fnp.log1p(fnp.exp(x))
+
+    softplus.defjvp(lambda p, t: (softplus(p[0]), t[0] / (1.0 + fnp.exp(-p[0]))))
+
+    def f(x):
+        return fnp.sum(fg.checkpoint(lambda v: fnp.sin(v) * v)(softplus(x)))
+
+    g = fg.draw(f)(np.ones(3))
+    _, _, clusters, n_subs, n_higher = check_structure(g)
+    assert len(clusters) == n_subs + n_higher
+    assert {"custom_jvp_call", "checkpoint_call"} <= {lab.split()[0] for lab in clusters.values()}
+    gg = fg.draw(fg.grad(f))(np.ones(3))
+    check_structure(gg)
+    assert {n.phase for n in gg.nodes.values() if n.kind == "eqn"} == {"forward", "backward"}
+
+
+def test_a_failing_trace_leaves_no_observer_behind():
+    from funcgrad.transforms.transpose import walk_observers
+
+    def bad(x):
+        if x > 0:  # Python control flow on a traced value
+            return x
+        return -x
+
+    with pytest.raises(fg.errors.TracerBoolConversionError):
+        fg.draw(fg.grad(bad))(1.0)
+    assert walk_observers == []
+    # and eager grad is unaffected afterwards
+    np.testing.assert_allclose(fg.grad(bad)(2.0), 1.0)
