@@ -18,6 +18,7 @@ import sys
 
 DEBUG = "FUNCGRAD_DEBUG"
 LOG_COMPILES = "FUNCGRAD_LOG_COMPILES"
+EXPLAIN_CACHE_MISSES = "FUNCGRAD_EXPLAIN_CACHE_MISSES"
 DUMP_JAXPR = "FUNCGRAD_DUMP_JAXPR"
 DUMP_IR = "FUNCGRAD_DUMP_IR"
 NO_BLAS = "FUNCGRAD_NO_BLAS"
@@ -28,6 +29,7 @@ CACHE_MAX_MB = "FUNCGRAD_CACHE_MAX_MB"
 SWITCHES: dict[str, str] = {
     DEBUG: "type-check every jaxpr a transform produces (the test suite sets it)",
     LOG_COMPILES: "log each jit compilation with its cause, and any interpreter fallback",
+    EXPLAIN_CACHE_MISSES: "on each jit retrace, log how the arguments differ from the nearest cached signature",
     DUMP_JAXPR: "print the jaxpr after each stage of jit's pipeline: traced, simplified, fused",
     DUMP_IR: "print the LLVM IR of each compilation before and after optimisation",
     NO_BLAS: "compile matrix products as loop kernels instead of BLAS calls (read at import)",
@@ -75,4 +77,4 @@ def describe() -> str:
 
 
 __all__ = ["SWITCHES", "SETTINGS", "flag", "setting", "dump", "describe", "default_cache_dir", "DEBUG", "LOG_COMPILES",
-           "DUMP_JAXPR", "DUMP_IR", "NO_BLAS", "NO_DISK_CACHE", "CACHE_DIR", "CACHE_MAX_MB"]
+           "EXPLAIN_CACHE_MISSES", "DUMP_JAXPR", "DUMP_IR", "NO_BLAS", "NO_DISK_CACHE", "CACHE_DIR", "CACHE_MAX_MB"]

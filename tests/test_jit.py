@@ -80,7 +80,7 @@ def test_log_compiles_names_the_cause(monkeypatch, capsys):
     jf(np.ones(3))
     err = capsys.readouterr().err
     assert "first call" in err
-    assert "argument leaf 0 changed from f64[5] to f64[3]" in err
+    assert "argument 0 ('x'): f64[5] -> f64[3] (shape (5,) -> (3,))" in err
 
 
 def test_grad_of_jit_and_jit_of_grad():

@@ -299,6 +299,12 @@ def full_lower(val):
     return val.full_lower() if isinstance(val, Tracer) else val
 
 
+def active_mains() -> tuple:
+    """The active transform levels, outermost first (for tools that inspect tracing:
+    ``funcgrad.viz`` finds the staging builders in their payloads)."""
+    return tuple(_state.stack)
+
+
 def is_staging() -> bool:
     """True when a dynamic trace (make_jaxpr, jit, a control-flow body) records even
     operations on constants; otherwise those run eagerly, whatever else is active."""

@@ -33,6 +33,7 @@ from funcgrad.core.prims.calls import jit_call_p, set_jit_executor
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager, is_staging
 from funcgrad.tapes import TapeAval
+from funcgrad.transforms import jit_explain
 from funcgrad.transforms.batching import axis_env
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr, transpose_jaxpr
 from funcgrad.transforms.jvp import is_linearizing, jvp_flat
@@ -244,6 +245,13 @@ class Lowered:
     def compile(self) -> "Compiled":
         return Compiled(self)
 
+    def draw(self, **opts):
+        """The picture of the program jit runs: one cluster per fused loop nest (a
+        ``funcgrad.viz.Graph``; ``opts`` as ``funcgrad.draw``'s)."""
+        from funcgrad.viz import draw_executable
+
+        return draw_executable(self._exe, name=f"jit({self._jitted.__name__})", **opts)
+
 
 class Compiled:
     """An executable for one input signature; other inputs are rejected with TypeError."""
@@ -341,7 +349,7 @@ class JittedFunction:
         self._keep_unused = bool(keep_unused)  # (unused inputs are always accepted)
         self._cache: dict = {}
         self._fast: dict = {}  # (shape, dtype) per ndarray argument -> (exe.call, out_tree, single)
-        self._last_key = None
+        self._traces = 0  # times traced (each cache miss, and every call closing over tracers)
 
     # -- argument handling ----------------------------------------------------------------
     def _split(self, args, kwargs):
@@ -456,31 +464,15 @@ class JittedFunction:
             traced_consts = [c for c in hoisted if isinstance(c, Tracer)]
             # Constants that are plain arrays are baked in; traced ones (closure over an
             # outer transform's values) are passed as operands and never cached.
+            self._traces += 1
             if traced_consts:
+                jit_explain.log_uncached_trace(self.__name__, self._traces)
                 return (closed, hoisted, out_tree), leaves, False
             closed = ClosedJaxpr(jaxpr, consts)
-            self._log_compile(key)
+            jit_explain.log_trace(self.__name__, self._cache, key, self._label, self._traces)
             entry = (closed, [], out_tree)
             self._cache[key] = entry
-            self._last_key = key
         return entry, leaves, True
-
-    def _log_compile(self, key):
-        if not config.flag(config.LOG_COMPILES):
-            return
-        cause = "first call"
-        prev = self._last_key
-        if prev is not None:
-            if prev[0] != key[0]:
-                cause = f"argument structure changed: {prev[0]} -> {key[0]}"
-            elif prev[2] != key[2]:
-                cause = f"static arguments changed: {prev[2]} -> {key[2]}"
-            else:
-                for i, (a, b) in enumerate(zip(prev[1], key[1])):
-                    if a != b:
-                        cause = f"argument leaf {i} changed from {_fmt_key(a)} to {_fmt_key(b)}"
-                        break
-        _log(f"compiling jit({self.__name__}) [cache size {len(self._cache)}]: {cause}")
 
     def __call__(self, *args, **kwargs):
         if _jit_disabled[0]:  # inside ``disable_jit()``: run the Python function op by op
@@ -527,6 +519,13 @@ class JittedFunction:
         """Number of compiled signatures held for this function."""
         return len(self._cache)
 
+    def retrace_count(self) -> int:
+        """How many times this function was traced after its first trace: once per new
+        signature (and per call closing over an enclosing transform's tracers, which is
+        never cached). ``clear_cache`` does not reset it. ``FUNCGRAD_EXPLAIN_CACHE_MISSES=1``
+        says why each retrace happened."""
+        return max(0, self._traces - 1)
+
     def clear_cache(self) -> None:
         self._cache.clear()
         self._fast.clear()
@@ -537,12 +536,6 @@ class JittedFunction:
 
 _FAST_TYPES = (np.ndarray, Array)  # eager values are Arrays
 _NOT_FAST: list = []  # indexing it raises IndexError -> caught as "not a fast-path call"
-
-
-def _fmt_key(k):
-    if isinstance(k, tuple) and len(k) >= 2:
-        return ShapedArray(k[0], k[1]).str_short()
-    return getattr(k, "__name__", str(k))
 
 
 _jit_disabled = [False]

@@ -45,7 +45,20 @@ from funcgrad.core.primitive import missing_rule, transpose_rules
 CT_RULE, TRANSPOSE, PULLBACK = 0, 1, 2
 
 
+# Context-manager factories entered around every walk; ``funcgrad.viz`` uses one to tell
+# which staged equations a grad program's backward pass recorded. Empty otherwise.
+walk_observers: list = []
+
+
 def backward_walk(records, count, out_index, cts_out, add=add_tangents) -> list:
+    """The reverse-mode walker (``_backward_walk``), inside the observers if any."""
+    if walk_observers:
+        with walk_observers[-1]():
+            return _backward_walk(records, count, out_index, cts_out, add)
+    return _backward_walk(records, count, out_index, cts_out, add)
+
+
+def _backward_walk(records, count, out_index, cts_out, add=add_tangents) -> list:
     """Run ``records`` in reverse, emptying the list: the cotangents ``cts_out`` of the
     values numbered ``out_index`` (``None``: not tracked) -> the list of the ``count``
     values' cotangents by index, ``None`` where a value got none.
