@@ -74,7 +74,7 @@ def breakpoint(*, backend=None, filter_frames=True, num_frames=None, ordered=Non
     globals_ = dict(sys._getframe(1).f_globals)
 
     def flat(*values):
-        (vals,), _ = rebuild(values)
+        vals, _ = rebuild(values)
         env = dict(scope, **dict(zip(names, vals)))
         pdb.Pdb().run(compile("pass", "<funcgrad.debug.breakpoint>", "exec"), globals_, env)
 
