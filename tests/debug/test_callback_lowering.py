@@ -86,6 +86,7 @@ def test_disk_cached_program_with_callbacks_in_a_new_process(tmp_path):
     )
     root = pathlib.Path(fg.__file__).parent.parent
     env = dict(os.environ, FUNCGRAD_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(root))
+    env.pop("FUNCGRAD_NO_DISK_CACHE", None)
     runs = [subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True, timeout=120)
             for _ in range(2)]
     for r in runs:
