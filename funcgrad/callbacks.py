@@ -34,6 +34,8 @@ def _fn_name(fn) -> str:
 def split_operands(args, kwargs):
     """(array leaves to pass at run time, rebuild(values) -> (args, kwargs)): leaves that
     are not arrays (strings, None, ...) stay in the Python closure."""
+    if not kwargs and all(isinstance(x, _ARRAYS) for x in args):  # the common case, cheap per call
+        return list(args), lambda values: (values, {})
     leaves, tree = pytree.tree_flatten((tuple(args), dict(kwargs)))
     dynamic = [i for i, x in enumerate(leaves) if isinstance(x, _ARRAYS)]
 

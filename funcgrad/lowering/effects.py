@@ -40,25 +40,31 @@ FAIL_LABEL = "fg_fail_cb"
 CALLBACK_FAILED = 3  # the status compiled code returns when a host function raised
 
 
-def _array_at(address: int, aval) -> np.ndarray:
-    """A view of the buffer at ``address`` holding ``aval``."""
+def _spec(aval):
+    """(shape, dtype, ctypes type of its bytes or None when empty), made once per callback."""
     dtype = np.dtype(aval.dtype)
-    n = int(np.prod(aval.shape, dtype=np.int64))
-    if n == 0:
-        return np.empty(aval.shape, dtype)
-    raw = (ctypes.c_char * (n * dtype.itemsize)).from_address(address)
-    return np.frombuffer(raw, dtype).reshape(aval.shape)
+    nbytes = int(np.prod(aval.shape, dtype=np.int64)) * dtype.itemsize
+    return tuple(aval.shape), dtype, (ctypes.c_char * nbytes) if nbytes else None
+
+
+def _array_at(address: int, spec) -> np.ndarray:
+    """A view of the buffer at ``address`` holding ``spec``'s array."""
+    shape, dtype, raw = spec
+    if raw is None:
+        return np.empty(shape, dtype)
+    return np.frombuffer(raw.from_address(address), dtype).reshape(shape)
 
 
 def _trampoline(cb_id: int, ptrs: int) -> int:
     try:
-        host, in_avals, out_avals = _registry[cb_id]
-        table = (ctypes.c_void_p * max(1, len(in_avals) + len(out_avals))).from_address(ptrs)
-        args = [_array_at(table[k] or 0, a).copy() for k, a in enumerate(in_avals)]
+        host, in_specs, out_specs, table_type = _registry[cb_id]
+        table = table_type.from_address(ptrs)
+        args = [_array_at(table[k], s).copy() for k, s in enumerate(in_specs)]
         results = host(*args)
-        for j, (r, aval) in enumerate(zip(results, out_avals)):
-            if int(np.prod(aval.shape, dtype=np.int64)):
-                _array_at(table[len(in_avals) + j], aval)[...] = r
+        n_in = len(in_specs)
+        for j, (r, s) in enumerate(zip(results, out_specs)):
+            if s[2] is not None:
+                _array_at(table[n_in + j], s)[...] = r
         return 0
     except BaseException as err:  # noqa: BLE001  (re-raised by the caller, on this thread)
         _pending.error = err
@@ -81,7 +87,8 @@ def register(host, in_avals, out_avals) -> np.ndarray:
     """A fresh id for ``host``, as the one-element array compiled code reads it from;
     the registry entry lives as long as that array."""
     cb_id = next(_ids)
-    _registry[cb_id] = (host, tuple(in_avals), tuple(out_avals))
+    table_type = ctypes.c_void_p * max(1, len(in_avals) + len(out_avals))
+    _registry[cb_id] = (host, tuple(map(_spec, in_avals)), tuple(map(_spec, out_avals)), table_type)
     record = np.array([cb_id], dtype=np.int64)
     weakref.finalize(record, _registry.pop, cb_id, None)
     return record
