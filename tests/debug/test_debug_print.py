@@ -222,3 +222,17 @@ def test_bad_arguments_are_type_errors():
         fg.debug.print(3)
     with pytest.raises(TypeError, match="debug.callback: callback must be callable"):
         fg.debug.callback(3)
+
+
+@pytest.mark.parametrize("wrap", [lambda g: g, fg.jit], ids=["eager", "jit"])
+def test_vmap_of_grad_through_while_prints_running_lanes_once(capsys, wrap):
+    def f(n, x):
+        def body(c):
+            fg.debug.print("n={} i={}", n, c[0])
+            return c[0] + 1, c[1] * x
+
+        return lax.while_loop(lambda c: c[0] < n, body, (0, x))[1]
+
+    g = wrap(fg.vmap(fg.grad(f, argnums=1)))(np.array([1, 3]), np.array([2.0, 2.0]))
+    np.testing.assert_allclose(g, [4.0, 32.0])
+    assert lines(capsys) == ["n=1 i=0", "n=3 i=0", "n=3 i=1", "n=3 i=2"]
