@@ -18,12 +18,13 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]  # this checkout's funcgrad
-import common  # noqa: E402,F401  (single-threaded BLAS, as the other benches)
 import numpy as np  # noqa: E402
 
 import funcgrad as fg  # noqa: E402
 import funcgrad.numpy as fnp  # noqa: E402
 from funcgrad import lax  # noqa: E402
+
+import common  # noqa: E402,F401  (single-threaded BLAS, as the other benches)
 
 N = 1000
 
