@@ -40,7 +40,7 @@ from funcgrad import config
 from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.errors import LoweringError
 from funcgrad.lowering import dot, elementwise, indexing, reductions, structural  # noqa: F401  (register rules)
-from funcgrad.lowering import dispatch, engine
+from funcgrad.lowering import dispatch, effects, engine
 from funcgrad.lowering import linalg  # noqa: F401  (register rules)
 from funcgrad.lowering import bits, special  # noqa: F401  (register rules)
 from funcgrad.lowering import pending  # noqa: F401  (allow-list: the inlined call primitives)
@@ -85,10 +85,13 @@ class Executable:
         return self.call(*args)
 
     def _slow(self, args, outs) -> list:
+        effects.raise_pending()  # the fast entry returned because a host callback raised
         arrays = [dispatch.convert_arg(k, x, aval) for k, (x, aval) in enumerate(zip(args, self.in_avals))]
         ptrs = (ctypes.c_void_p * max(1, len(arrays) + len(outs)))(
             *[a.ctypes.data for a in arrays], *[o.ctypes.data for o in outs])
         rc = self._entry_ptrs(ctypes.addressof(ptrs))
+        if rc == effects.CALLBACK_FAILED:
+            effects.raise_pending()
         if rc == 2:
             raise MemoryError(f"compiled function: cannot allocate {self.stats['workspace_bytes']} bytes of workspace")
         if rc:

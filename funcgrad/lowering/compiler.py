@@ -17,6 +17,7 @@ import numpy as np
 
 from funcgrad.core.ir import Jaxpr, JaxprPrinter, Literal, Var
 from funcgrad.core.primitive import lower_rules
+from funcgrad.core.prims.effects import eqn_has_effects
 from funcgrad.errors import LoweringError
 from funcgrad.lowering.builder import SUPPORTED_DTYPES, FunctionBuilder, ModuleBuilder
 from funcgrad.lowering.context import CHEAP_PRIMS, FLAT_PRIMS, VIEW_PRIMS, BufferOperand, ConstOperand, LoweringContext
@@ -41,7 +42,8 @@ def _atom_key(a):
 
 
 def simplify(jaxpr: Jaxpr) -> Jaxpr:
-    """Common-subexpression elimination, then dead-code elimination."""
+    """Common-subexpression elimination, then dead-code elimination (equations with
+    effects, ``eqn_has_effects``, are neither merged nor removed)."""
     subst: dict[int, object] = {}
     seen: dict = {}
     eqns = []
@@ -52,7 +54,7 @@ def simplify(jaxpr: Jaxpr) -> Jaxpr:
     for e in jaxpr.eqns:
         ins = [rd(a) for a in e.inputs]
         key = None
-        if e.outputs and e.primitive in lower_rules:
+        if e.outputs and e.primitive in lower_rules and not eqn_has_effects(e):  # (effects never merge)
             try:
                 key = (e.primitive, tuple(_atom_key(a) for a in ins), tuple(sorted(e.params.items())))
                 hash(key)
@@ -69,7 +71,7 @@ def simplify(jaxpr: Jaxpr) -> Jaxpr:
     live = {id(v) for v in outvars if isinstance(v, Var)}
     kept = []
     for e in reversed(eqns):
-        if not e.outputs or any(id(o) in live for o in e.outputs):
+        if not e.outputs or any(id(o) in live for o in e.outputs) or eqn_has_effects(e):
             kept.append(e)
             live.update(id(a) for a in e.inputs if isinstance(a, Var))
     return Jaxpr(jaxpr.constvars, jaxpr.invars, kept[::-1], outvars)
@@ -175,6 +177,9 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
                 continue
             rs: set = {_END} if vid in lazy_outs else set()
             for c in consumers[vid]:
+                if not eqns[c].outputs:  # an effect (no outputs) evaluates it in place
+                    rs.add(("eqn", c))
+                    continue
                 u = eqns[c].outputs[0]
                 rs |= p.roots[id(u)] if id(u) not in p.materialized else {id(u)}
             if len(rs) > 1 and e.primitive not in CHEAP_PRIMS:
@@ -184,7 +189,7 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
 
     # Liveness of intermediate buffers (in equation positions), then greedy packing.
     def root_pos(r):
-        return produced_at.get(r, n)
+        return r[1] if type(r) is tuple and len(r) == 2 else produced_at.get(r, n)
 
     intervals = []
     for i, e in enumerate(eqns):
@@ -194,6 +199,9 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
                 continue
             end = n if vid in lazy_outs else i
             for c in consumers[vid]:
+                if not eqns[c].outputs:
+                    end = max(end, c)
+                    continue
                 u = id(eqns[c].outputs[0])
                 end = max([end, c] + [root_pos(r) for r in p.roots.get(u, ())])
             intervals.append((i, end, vid, _nbytes(v.aval)))
@@ -394,6 +402,8 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
     if ctx.cleanup or on_heap:
         module.declare("free", "declare void @free(ptr) nounwind")
     exits = [("", "ret i32 0")] + ([("fg_fail_oom:", "ret i32 2")] if ctx.fail_used else [])
+    if getattr(ctx, "cb_fail_used", False):  # a host callback raised (lowering/effects.py)
+        exits.append(("fg_fail_cb:", "ret i32 3"))
     for label, ret in exits:
         if label:
             b.lines.append(label)
@@ -456,4 +466,5 @@ entry:
 
 
 from funcgrad.lowering import control_flow as _control_flow  # noqa: E402,F401  (registers its rules; uses this module)
+from funcgrad.lowering import effects as _effects  # noqa: E402,F401  (registers its rule)
 from funcgrad.lowering import sort as _sort  # noqa: E402,F401  (registers its rule)

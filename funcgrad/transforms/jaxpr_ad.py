@@ -15,6 +15,7 @@ from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, tangent_
 from funcgrad.core.ad_util import instantiate as instantiate_zero
 from funcgrad.core.interpret import jaxpr_as_fun
 from funcgrad.core.ir import ClosedJaxpr, Jaxpr, Var
+from funcgrad.core.prims.effects import eqn_has_effects
 from funcgrad.core.staging import JaxprBuilder, JaxprTrace, trace_to_jaxpr
 from funcgrad.core.trace import full_raise, get_aval_any, new_main
 from funcgrad.transforms.jvp import jvp_flat
@@ -64,16 +65,17 @@ def transpose_jaxpr(lin: ClosedJaxpr, linear_mask, ct_avals) -> ClosedJaxpr:
 # --- symbolic zeros through sub-jaxprs ----------------------------------------------------
 
 def dce_jaxpr(jaxpr: Jaxpr, used_outputs=None, prune_invars: bool = False):
-    """Drop the equations no (used) output needs; equations without outputs (effects)
-    stay. Returns (jaxpr, used_inputs): with ``prune_invars`` the jaxpr keeps only the
-    used invars (and the used outputs); otherwise its signature is unchanged."""
+    """Drop the equations no (used) output needs; equations without outputs and
+    effectful ones (``eqn_has_effects``: debug/io callbacks, loops holding them) stay.
+    Returns (jaxpr, used_inputs): with ``prune_invars`` the jaxpr keeps only the used
+    invars (and the used outputs); otherwise its signature is unchanged."""
     if used_outputs is None:
         used_outputs = [True] * len(jaxpr.outvars)
     outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u] if prune_invars else list(jaxpr.outvars)
     live = {id(v) for v, u in zip(jaxpr.outvars, used_outputs) if u and type(v) is Var}
     kept = []
     for e in reversed(jaxpr.eqns):
-        if not e.outputs or any(id(o) in live for o in e.outputs):
+        if not e.outputs or any(id(o) in live for o in e.outputs) or eqn_has_effects(e):
             kept.append(e)
             live.update(id(a) for a in e.inputs if type(a) is Var)
     used_inputs = [id(v) in live for v in jaxpr.invars]

@@ -5,4 +5,4 @@ helper), registers its rules. See ``funcgrad/core/primitive.py`` for rule signat
 """
 from funcgrad.core.prims import elementwise, structural, indexing, reductions, dot, sort  # noqa: F401
 from funcgrad.core.prims import linalg, special, bits  # noqa: F401
-from funcgrad.core.prims import calls, control_flow  # noqa: F401
+from funcgrad.core.prims import calls, control_flow, effects  # noqa: F401

@@ -182,8 +182,11 @@ def _cond_transpose(cts, index, *args, branches):
 def _cond_batch(args, bdims, *, branches):
     from funcgrad.core.batch_util import batch_size, batched_aval, bdim_at
     from funcgrad.transforms.batching import batch_flat
+    from funcgrad.transforms.effects import gate_cond_branches, has_effects
 
     size = batch_size(args, bdims)
+    if bdims[0] is not None and any(has_effects(b) for b in branches):  # fire only in the lanes taking a branch
+        args, bdims, branches = gate_cond_branches(args, bdims, branches)
     (index, *ops), (d_index, *d_ops) = args, bdims
     # Tapes keep their own batching (shared tapes stay shared), as in scan's batch rule.
     in_dims = [d if is_tape(x) else 0 for x, d in zip(ops, d_ops)]

@@ -17,6 +17,7 @@ from funcgrad.core.interpret import eval_jaxpr, jaxpr_as_fun
 from funcgrad.core.ir import ClosedJaxpr, Jaxpr, Var
 from funcgrad.core.primitive import batch_rules, jvp_rules, transpose_rules
 from funcgrad.core.prims.control_flow import cond_p, scan_p, unstacked_aval
+from funcgrad.core.prims.effects import eqn_has_effects
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import get_aval_any
 from funcgrad.tapes import is_tape
@@ -107,7 +108,8 @@ def _invariant_vars(jaxpr: Jaxpr, invariant_inputs):
     """Variables of ``jaxpr`` that depend only on the given inputs (and literals)."""
     inv = {id(v) for v in invariant_inputs}
     for e in jaxpr.eqns:
-        if all(type(a) is not Var or id(a) in inv for a in e.inputs) and e.primitive is not cond_p and e.inputs:
+        if (all(type(a) is not Var or id(a) in inv for a in e.inputs) and e.primitive is not cond_p and e.inputs
+                and not eqn_has_effects(e)):  # (an effect runs every iteration)
             inv.update(id(o) for o in e.outputs)
     return inv
 
@@ -191,7 +193,7 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
     inv = _invariant_vars(fwd_closed.jaxpr, fwd_closed.jaxpr.invars[:nc])
     inv_mask = [type(v) is Var and id(v) in inv for v in res_vars]
     fj = fwd_closed.jaxpr
-    inv_eqns = [e for e in fj.eqns if all(id(o) in inv for o in e.outputs) and e.inputs]
+    inv_eqns = [e for e in fj.eqns if all(id(o) in inv for o in e.outputs) and e.inputs and not eqn_has_effects(e)]
     inv_jaxpr = Jaxpr(fj.constvars, fj.invars[:nc], inv_eqns, [v for v, m in zip(res_vars, inv_mask) if m])
     inv_res = eval_jaxpr(inv_jaxpr, fwd_closed.consts, *primals[:nc])
     # Forward scan: primal outputs plus the per-iteration residuals as extra ys.

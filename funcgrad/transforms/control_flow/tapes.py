@@ -120,6 +120,7 @@ def _while_tape_batch(args, bdims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
     from funcgrad.core import lax_api as lax
     from funcgrad.core.batch_util import batch_size, batched_aval, bdim_at
     from funcgrad.transforms.batching import batch_flat
+    from funcgrad.transforms.effects import has_effects, predicate_effects
 
     size = batch_size(args, bdims)
     moved = [batch_tape(x, d, size) if is_tape(x) else bdim_at(x, d, size, 0) for x, d in zip(args, bdims)]
@@ -128,6 +129,7 @@ def _while_tape_batch(args, bdims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
     b = lambda a: batched_aval(a, size)  # noqa: E731
     b_cond = lambda *xs: batch_flat(jaxpr_as_fun(cond_jaxpr), list(xs), [0] * len(xs), size, lambda i, n: 0)  # noqa: E731
     b_body = lambda *xs: batch_flat(jaxpr_as_fun(body_jaxpr), list(xs), [0] * len(xs), size, lambda i, n: 0)  # noqa: E731
+    gated = predicate_effects(body_jaxpr) if has_effects(body_jaxpr) else None
 
     def any_lane(*xs):
         return [lax.reduce_max(b_cond(*xs)[0], (0,))]
@@ -135,7 +137,10 @@ def _while_tape_batch(args, bdims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
     def step(*xs):
         c, bb, k = xs[:nc], xs[nc:nc + nb], xs[nc + nb:]
         (pred,) = b_cond(*c, *k)
-        out = b_body(*bb, *k)
+        if gated is not None:  # the body's effects fire only in the lanes still running
+            out = batch_flat(jaxpr_as_fun(gated), [pred, *bb, *k], [0] * (1 + nb + nk), size, lambda i, n: 0)
+        else:
+            out = b_body(*bb, *k)
         new, res = out[:nk], out[nk:]
         kept = [lax.select(lax.broadcast_in_dim(pred, get_aval_any(n).shape, (0,)), n, o) for n, o in zip(new, k)]
         return kept + list(res) + [pred]

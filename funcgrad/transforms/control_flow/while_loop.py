@@ -201,6 +201,7 @@ def _while_batch(args, bdims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
     from funcgrad.core import lax_api as lax
     from funcgrad.core.batch_util import batch_size, bdim_at
     from funcgrad.transforms.batching import batch_flat
+    from funcgrad.transforms.effects import has_effects, predicate_effects
 
     size = batch_size(args, bdims)
     moved = [batch_tape(x, d, size) if is_tape(x) else bdim_at(x, d, size, 0) for x, d in zip(args, bdims)]
@@ -209,6 +210,7 @@ def _while_batch(args, bdims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
     b_cond = lambda *xs: batch_flat(jaxpr_as_fun(cond_jaxpr), list(xs), [0] * len(xs), size, lambda i, n: 0)  # noqa: E731
     b_body = lambda *xs: batch_flat(jaxpr_as_fun(body_jaxpr), list(xs), [0] * len(xs), size, lambda i, n: 0)  # noqa: E731
     nc, nb = cond_nconsts, body_nconsts
+    gated = predicate_effects(body_jaxpr) if has_effects(body_jaxpr) else None
 
     def any_lane(*xs):
         (pred,) = b_cond(*xs)
@@ -218,7 +220,10 @@ def _while_batch(args, bdims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
         # Run every lane's body, but keep the old carry in lanes that are already done.
         c, b, k = xs[:nc], xs[nc:nc + nb], xs[nc + nb:]
         (pred,) = b_cond(*c, *k)
-        new = b_body(*b, *k)
+        if gated is not None:  # the body's effects fire only in the lanes still running
+            new = batch_flat(jaxpr_as_fun(gated), [pred, *b, *k], [0] * (1 + len(xs) - nc), size, lambda i, n: 0)
+        else:
+            new = b_body(*b, *k)
         return [lax.select(lax.broadcast_in_dim(pred, get_aval_any(n).shape, (0,)), n, o) for n, o in zip(new, k)]
 
     k_avals = [batched(a) for a in cond_jaxpr.in_avals[nc:]]
