@@ -37,6 +37,8 @@ from funcgrad.transforms.custom_gradient import closure_convert, custom_gradient
 from funcgrad.transforms.jit import disable_jit  # noqa: F401,E402
 from funcgrad.transforms.remat import checkpoint_name, checkpoint_policies  # noqa: F401,E402
 from funcgrad import ops  # noqa: F401
+from funcgrad import export  # noqa: F401,E402  (a callable module: fg.export(jit(f))(*specs))
+from funcgrad.export import deserialize  # noqa: F401,E402
 
 jacobian = jacrev  # as jax.jacobian
 
@@ -51,5 +53,5 @@ __all__ = [
     "device_put", "device_get", "devices", "local_devices", "device_count", "local_device_count",
     "default_backend", "disable_jit", "named_call", "checkpoint_name", "checkpoint_policies", "custom_gradient",
     "closure_convert",
-    "ops", "random", "scipy",
+    "ops", "random", "scipy", "export", "deserialize",
 ]
