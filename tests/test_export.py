@@ -280,18 +280,45 @@ def test_round_trip_in_a_new_process_without_the_source(tmp_path, blob):
     want = fg.jit(fun)(*args)
     (tmp_path / "f.bin").write_bytes(blob)
     script = (
-        "import sys, numpy as np, funcgrad as fg\n"
+        "import pickle, sys, numpy as np, funcgrad as fg\n"
         "g = fg.deserialize(open(sys.argv[1], 'rb').read())\n"
         "x = np.array([0.3, -1.2, 0.8])\n"
         "a, b = g.call(x, 1)\n"
         "gr = fg.grad(lambda x: g.call(x, 1)[1].sum())(x)\n"
-        "np.savez(sys.argv[2], a=a, b=b, gr=gr)\n"
+        "j = pickle.load(open(sys.argv[3], 'rb'))\n"
+        "np.savez(sys.argv[2], a=a, b=b, gr=gr, j=j(x, 2, scale=0.5), jg=fg.grad(j)(x, 2, scale=0.5))\n"
         "assert 'test_export' not in sys.modules\n"
     )
+    jitted = fg.jit(_power_sum, static_argnums=1)
+    jitted(args[0], 2, scale=0.5)
+    (tmp_path / "j.pkl").write_bytes(pickle.dumps(jitted))
     out = tmp_path / "out.npz"
     env = dict(os.environ, PYTHONPATH=ROOT)
-    subprocess.run([sys.executable, "-c", script, str(tmp_path / "f.bin"), str(out)], check=True, cwd=tmp_path,
-                   env=env, timeout=120)
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "f.bin"), str(out), str(tmp_path / "j.pkl")],
+                   check=True, cwd=tmp_path, env=env, timeout=120)
     got = np.load(out)
     _bitwise([got["a"], got["b"]], list(want))
     np.testing.assert_allclose(got["gr"], fg.grad(lambda x: fun(x, 1)[1].sum())(args[0]), rtol=1e-15)
+    _bitwise(got["j"], jitted(args[0], 2, scale=0.5))
+    np.testing.assert_allclose(got["jg"], args[0], rtol=1e-15)
+
+
+def _power_sum(x, n, scale=1.0):
+    return fnp.sum(x ** n) * scale
+
+
+def test_jitted_functions_pickle_by_their_compiled_signatures():
+    jitted = fg.jit(_power_sum, static_argnums=1)
+    x32 = _x3.astype(np.float32)
+    want = [jitted(_x3, 2), jitted(_x3, 3, scale=2.0), jitted(x32, 2)]
+    loaded = pickle.loads(pickle.dumps(jitted))
+    assert "3 signature(s)" in repr(loaded)
+    for got, w in zip([loaded(_x3, 2), loaded(_x3, 3, scale=2.0), loaded(x32, 2)], want):
+        _bitwise(got, w)
+    np.testing.assert_allclose(fg.grad(loaded)(_x3, 3, scale=2.0), 6 * _x3 ** 2, rtol=1e-15)
+    again = pickle.loads(pickle.dumps(loaded))
+    _bitwise(again(_x3, 3, scale=2.0), want[1])
+    with pytest.raises(TypeError, match=r"only the signatures.*\(f64\[3\]\)"):
+        loaded(_x3, 4)
+    with pytest.raises(TypeError, match="only the signatures"):
+        loaded(np.zeros(5), 2)
