@@ -41,6 +41,8 @@ from funcgrad import viz  # noqa: F401,E402
 from funcgrad.viz import draw  # noqa: F401,E402
 from funcgrad import debug  # noqa: F401,E402  (debug.print, debug.callback)
 from funcgrad.callbacks import io_callback, pure_callback  # noqa: F401,E402
+from funcgrad import export  # noqa: F401,E402  (a callable module: fg.export(jit(f))(*specs))
+from funcgrad.export import deserialize  # noqa: F401,E402
 
 jacobian = jacrev  # as jax.jacobian
 
@@ -55,5 +57,5 @@ __all__ = [
     "device_put", "device_get", "devices", "local_devices", "device_count", "local_device_count",
     "default_backend", "disable_jit", "named_call", "checkpoint_name", "checkpoint_policies", "custom_gradient",
     "closure_convert",
-    "ops", "random", "scipy", "viz", "draw", "debug", "pure_callback", "io_callback",
+    "ops", "random", "scipy", "viz", "draw", "debug", "pure_callback", "io_callback", "export", "deserialize",
 ]

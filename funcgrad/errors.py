@@ -15,6 +15,7 @@ __all__ = [
     "UnsupportedDtypeError",
     "DataDependentShapeError",
     "NonConcreteBooleanIndexError",
+    "ExportError",
 ]
 
 
@@ -52,3 +53,9 @@ class LoweringError(Exception):
 
 class UnsupportedDtypeError(TypeError):
     """A dtype funcgrad does not support (complex, object, strings, small ints, ...)."""
+
+
+class ExportError(ValueError):
+    """``funcgrad.export``: a program that cannot be exported (a Python callback, an
+    unregistered pytree node), or a blob that cannot be loaded (foreign, truncated,
+    tampered, or of another format version)."""

@@ -533,6 +533,11 @@ class JittedFunction:
     def __repr__(self):
         return f"<jit({self.__name__}), {len(self._cache)} compiled signature(s)>"
 
+    def __reduce__(self):  # pickled by its compiled signatures' export blobs (no source needed)
+        from funcgrad.export.pickled_jit import reduce_jitted
+
+        return reduce_jitted(self)
+
 
 _FAST_TYPES = (np.ndarray, Array)  # eager values are Arrays
 _NOT_FAST: list = []  # indexing it raises IndexError -> caught as "not a fast-path call"

@@ -1,0 +1,124 @@
+"""Pickling a ``jit``-ted function by its exported form (for shipping it to worker
+processes that lack its source, issue #18).
+
+``pickle.dumps(jit(f))`` stores one export blob per signature ``jit(f)`` has compiled
+(call it once per signature first), with the static argument values of each and the
+names of ``f``'s positional parameters (to bind keyword arguments as ``jit`` does).
+``pickle.loads`` gives a ``LoadedJit``: calling it with one of those signatures runs
+that program (with VJP programs to ``vjp_order``, 1 by default, so ``grad`` of it works);
+any other signature is a ``TypeError`` listing the ones it has (nothing can be traced
+without the source). A ``LoadedJit`` pickles the same way.
+"""
+from __future__ import annotations
+
+import inspect
+
+from funcgrad.core import pytree
+from funcgrad.core.pytree import PyTreeDef
+from funcgrad.core.trace import get_aval_any
+from funcgrad.errors import ExportError
+from funcgrad.export import codec, wire
+from funcgrad.export.exported import Exported, deserialize
+from funcgrad.lowering.inline import inline_calls
+
+PICKLE_VJP_ORDER = 1  # VJP levels a pickled jitted function carries (grad on the worker)
+
+
+def _typed(v):
+    """Static values are told apart by type too (``1``, ``1.0``, ``True``), as in jit."""
+    if isinstance(v, tuple):
+        return (tuple, tuple(_typed(e) for e in v))
+    return (type(v), v)
+
+
+def _untyped(t):
+    return tuple(_untyped(e) for e in t[1]) if t[0] is tuple else t[1]
+
+
+def _static_blob(statics) -> bytes:
+    data = wire.DataWriter()
+    enc = codec.Encoder(data)
+    return wire.seal({"statics": enc.param(statics, "jit", "static arguments")}, data.getvalue())
+
+
+def _static_load(blob):
+    header, data = wire.unseal(blob)
+    try:
+        return codec.Decoder(data).param(header["statics"])
+    except Exception as e:  # noqa: BLE001
+        raise ExportError(f"funcgrad.export: malformed pickled jit static arguments: {e}") from None
+
+
+def reduce_jitted(jf):
+    """``JittedFunction.__reduce__``: its compiled signatures as export blobs."""
+    entries = []
+    for key, (closed, _, out_tree) in list(jf._cache.items()):
+        dyn_tree, _, static_key, nargs = key
+        args_node, kw_node = dyn_tree.children
+        in_tree = PyTreeDef(tuple, None, (PyTreeDef(tuple, None, args_node.children), kw_node))
+        exp = Exported(jf.__name__, in_tree, out_tree, inline_calls(closed), source=closed)
+        statics = (tuple((i, _untyped(t)) for i, t in static_key[0]), tuple((k, _untyped(t)) for k, t in static_key[1]))
+        entries.append((nargs, _static_blob(statics), exp.serialize(vjp_order=PICKLE_VJP_ORDER)))
+    sig = getattr(jf, "_sig", None)
+    names = tuple(p.name for p in sig.parameters.values()
+                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)) \
+        if sig is not None else ()
+    return (_load_jitted, (jf.__name__, names, jf._static_argnums, jf._static_argnames, entries))
+
+
+def _load_jitted(name, names, static_argnums, static_argnames, entries):
+    loaded = [(nargs, _static_load(s), deserialize(b)) for nargs, s, b in entries]
+    return LoadedJit(name, names, static_argnums, static_argnames, loaded)
+
+
+class LoadedJit:
+    """A jitted function unpickled without its source: the signatures it was pickled with."""
+
+    def __init__(self, name, names, static_argnums, static_argnames, entries):
+        self.__name__ = name
+        self._names, self._static_argnums, self._static_argnames = tuple(names), tuple(static_argnums), \
+            tuple(static_argnames)
+        self._entries = entries  # [(nargs, (static positions, static keywords), Exported)]
+        self._keys = [(n, _typed(s)) for n, s, _ in entries]
+
+    def __repr__(self):
+        return f"<loaded jit({self.__name__}), {len(self._entries)} signature(s)>"
+
+    def __call__(self, *args, **kwargs):
+        args, kwargs = list(args), dict(kwargs)
+        for n in self._names[len(args):]:  # keyword arguments bound to positions, as jit binds them
+            if n not in kwargs:
+                break
+            args.append(kwargs.pop(n))
+        nargs = len(args)
+        static_pos = sorted({i % nargs for i in self._static_argnums if -nargs <= i < nargs})
+        statics = (tuple((i, args[i]) for i in static_pos),
+                   tuple(sorted((k, v) for k, v in kwargs.items() if k in self._static_argnames)))
+        dyn = (tuple(a for i, a in enumerate(args) if i not in static_pos),
+               {k: v for k, v in kwargs.items() if k not in self._static_argnames})
+        leaves, tree = pytree.tree_flatten(dyn)
+        try:
+            key = (nargs, _typed(statics))
+        except TypeError:
+            key = None
+        for k, (_, _, exp) in zip(self._keys, self._entries):
+            if k == key and tree == exp.in_tree and all(
+                    get_aval_any(x).same_type(a) for x, a in zip(leaves, exp.in_avals)):
+                return exp.call(*dyn[0], **dyn[1])
+        have = "; ".join(f"({', '.join(a.str_short() for a in e.in_avals)})" for _, _, e in self._entries) or "none"
+        got = ", ".join(get_aval_any(x).str_short() for x in leaves)
+        raise TypeError(
+            f"jit({self.__name__}) was unpickled without its source and has only the signatures it had compiled "
+            f"when pickled ({have}); this call passes ({got}) and static arguments {statics}. Call the function "
+            "with each signature you need before pickling it")
+
+    def __reduce__(self):
+        entries = [(n, _static_blob(s), e.serialize(vjp_order=_levels(e))) for n, s, e in self._entries]
+        return (_load_jitted, (self.__name__, self._names, self._static_argnums, self._static_argnames, entries))
+
+
+def _levels(e: Exported) -> int:
+    n = 0
+    while e.has_vjp() and n < PICKLE_VJP_ORDER:
+        n, e = n + 1, e.vjp()
+    return n
