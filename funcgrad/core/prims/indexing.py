@@ -405,12 +405,7 @@ def _scatter_jvp(primals, tangents, *, kind, mode):
         # update is implementation-defined; the tangent follows the same rule.
         return ans, scatter_p.bind(g_op, indices, g_up, kind=kind, mode=mode)
     if kind == "mul":
-        # ans = x * P with P = prod of the updates hitting each position:
-        # d ans = gx * P + x * P * sum(g_u / u)   (updates equal to zero are not supported)
-        ones = lax.broadcast_in_dim(np.ones((), get_aval_any(operand).dtype), get_aval_any(operand).shape, ())
-        prod_up = scatter_p.bind(ones, indices, updates, kind="mul", mode=mode)
-        rel = scatter_p.bind(_zeros(operand), indices, lax.div(g_up, updates), kind="add", mode=mode)
-        return ans, lax.add(lax.mul(g_op, prod_up), lax.mul(ans, rel))
+        return ans, _scatter_mul_tangent(operand, indices, updates, g_op, g_up, mode)
     # min / max: the tangent of whichever candidates attain the result, averaged on ties.
     dtype = get_aval_any(operand).dtype
     from_x = lax.convert_element_type(lax.eq(ans, operand), dtype)
@@ -419,6 +414,31 @@ def _scatter_jvp(primals, tangents, *, kind, mode):
     num = lax.add(lax.mul(g_op, from_x), num)
     count = lax.add(from_x, scatter_p.bind(_zeros(operand), indices, won, kind="add", mode=mode))
     return ans, lax.div(num, count)
+
+
+def _scatter_mul_tangent(operand, indices, updates, g_op, g_up, mode):
+    """d ans for ans = x * P, P[p] = prod of the updates u_j hitting position p:
+    gx * P + x * sum_j g_u_j * prod_{k != j} u_k. The product of the others is taken
+    without dividing by a zero update: with Z zero updates at p and P' the product of the
+    non-zero ones, it is P' / u_j for a non-zero u_j (0 if Z > 0) and P' for the one zero
+    update (0 if Z > 1) -- exact where u_j == 0, where dividing P by u_j gave 0/0 = NaN."""
+    dtype = get_aval_any(operand).dtype
+    shape = get_aval_any(operand).shape
+    ones = lax.broadcast_in_dim(np.ones((), dtype), shape, ())
+    prod_up = scatter_p.bind(ones, indices, updates, kind="mul", mode=mode)
+    u_shape = get_aval_any(updates).shape
+    u_one = lax.broadcast_in_dim(np.ones((), dtype), u_shape, ())
+    u_zero = lax.broadcast_in_dim(np.zeros((), dtype), u_shape, ())
+    is_zero = lax.eq(updates, u_zero)
+    safe = lax.select(is_zero, u_one, updates)
+    nonzero_prod = _gather_back(scatter_p.bind(ones, indices, safe, kind="mul", mode=mode), indices, mode)
+    zeros_here = _gather_back(scatter_p.bind(_zeros(operand), indices, lax.convert_element_type(is_zero, dtype),
+                                             kind="add", mode=mode), indices, mode)
+    others = lax.select(is_zero,
+                        lax.select(lax.eq(zeros_here, u_one), nonzero_prod, u_zero),
+                        lax.select(lax.eq(zeros_here, u_zero), lax.div(nonzero_prod, safe), u_zero))
+    from_u = scatter_p.bind(_zeros(operand), indices, lax.mul(g_up, others), kind="add", mode=mode)
+    return lax.add(lax.mul(g_op, prod_up), lax.mul(operand, from_u))
 
 
 def _scatter_transpose(ct, operand, indices, updates, *, kind, mode):
