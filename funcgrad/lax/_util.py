@@ -63,3 +63,18 @@ def int_tuple(fname: str, v, n: int, name: str, where: str, per: str = "spatial 
     if positive and any(x < 1 for x in t):
         raise ValueError(f"{fname}: {name} entries must be >= 1, got {t} ({where})")
     return t
+
+
+def flat_combiner(fname: str, fn, tree, what: str, operands: str):
+    """``fn`` (a binary function on pytrees of structure ``tree``) as a function of two
+    flat leaf lists returning a flat leaf list; a result of another structure is a
+    TypeError naming ``fname``, the function (``what``) and the ``operands``."""
+    from funcgrad.core import pytree
+
+    def combine(a, b):
+        out_leaves, out_tree = pytree.tree_flatten(fn(pytree.tree_unflatten(tree, a), pytree.tree_unflatten(tree, b)))
+        if out_tree != tree:
+            raise TypeError(f"{fname}: {what} must return the structure of {operands} {tree}, got {out_tree}")
+        return out_leaves
+
+    return combine

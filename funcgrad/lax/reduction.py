@@ -73,13 +73,7 @@ def _monoid_reducer(computation, operand_aval, init):
 def _tree_reduce(computation, tree, leaves, n):
     """Combine ``leaves`` (each ``(m, n)``: m independent problems, n elements) pairwise
     into ``(m,)``, calling ``computation`` on scalars through vmap."""
-    def combine(a, b):
-        out = computation(pytree.tree_unflatten(tree, a), pytree.tree_unflatten(tree, b))
-        out_leaves, out_tree = pytree.tree_flatten(out)
-        if out_tree != tree:
-            raise TypeError(f"reduce: computation must return the structure of the operands {tree}, got {out_tree}")
-        return out_leaves
-
+    combine = _util.flat_combiner("reduce", computation, tree, "computation", "the operands")
     pairwise = vmap(vmap(combine))
     while n > 1:
         half = n // 2

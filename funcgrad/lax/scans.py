@@ -55,12 +55,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     if reverse:
         leaves = [lax.rev(x, (axis,)) for x in leaves]
 
-    def combine(a, b):
-        out = fn(pytree.tree_unflatten(tree, a), pytree.tree_unflatten(tree, b))
-        out_leaves, out_tree = pytree.tree_flatten(out)
-        if out_tree != tree:
-            raise TypeError(f"associative_scan: fn must return the structure of elems {tree}, got {out_tree}")
-        return out_leaves
+    combine = _util.flat_combiner("associative_scan", fn, tree, "fn", "elems")
 
     def scan_level(xs):  # recursion depth is log2(n)
         m = _util.aval("associative_scan", xs[0]).shape[axis]
