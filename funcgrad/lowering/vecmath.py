@@ -7,7 +7,7 @@ special values and the 1.5*2^52 "magic add" for rounding to an integer (AVX2 has
 packed double -> int64 conversion).
 
 How kernels use them (``call(b, name, *xs)``): each function is compiled once per
-process, as a ``<W x double>`` body (W = 4 with AVX, else 2) in its own module of the
+process, as a ``<W x double>`` body (W = 8 with AVX-512, 4 with AVX, else 2) in its own module of the
 one JIT engine, and bound by name. A kernel calls the scalar entry
 ``@fg_vm_<name>_<f64|f32>`` (a splat of the vector body, used by remainder loops and
 0-d code); its declaration carries ``"vector-function-abi-variant"``, so the loop
@@ -458,14 +458,15 @@ _FALLBACK = {"sin": TRIG_HUGE, "cos": TRIG_HUGE, "tan": TRIG_HUGE, "exp": EXP_FA
 
 def _lanes() -> tuple:
     """Vector widths (in doubles) to provide variants for: what the loop vectoriser
-    picks on this host (AVX2: 4; AVX-512: 4 or 8; SSE2/NEON: 2)."""
+    picks on this host (AVX-512: 8, with ``engine`` dropping LLVM's 256-bit preference;
+    AVX2: 4; SSE2/NEON: 2)."""
     if _LANES_CACHE:
         return _LANES_CACHE[0]
     try:
         import llvmlite.binding as llvm
 
         feats = llvm.get_host_cpu_features()
-        lanes = (4,) if feats.get("avx") else (2,)
+        lanes = (8,) if feats.get("avx512f") else (4,) if feats.get("avx") else (2,)
     except Exception:  # pragma: no cover - be generous when the host is unknown
         lanes = (2, 4, 8)
     _LANES_CACHE.append(lanes)
