@@ -43,22 +43,14 @@ from __future__ import annotations
 
 import math
 import re
-import struct
 import threading
 from fractions import Fraction
 
 import numpy as np
 
-from funcgrad.lowering import engine
+from funcgrad.lowering import engine, vecmath_f32
 from funcgrad.lowering.builder import F32, F64, ModuleBuilder, Value
-
-
-def _hex(v) -> str:
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", float(v)))[0]
-
-
-def _bits(v: float) -> int:
-    return struct.unpack("<q", struct.pack("<d", float(v)))[0]
+from funcgrad.lowering.vecmath_ir import Fn
 
 
 def _taylor(coeffs) -> list:
@@ -89,131 +81,7 @@ COS_C = _taylor(Fraction((-1) ** n, math.factorial(2 * n)) for n in range(2, 10)
 LOG_Q = _taylor(Fraction(2, 2 * n + 1) for n in range(1, 12))
 
 
-class _Fn:
-    """Emits the SSA body of one float64 helper on ``lanes`` lanes (1: scalars,
-    n > 1: ``<n x double>``); values are text refs, Python numbers are constants."""
-
-    def __init__(self, module, lanes: int = 1):
-        self.module = module
-        self.lines: list[str] = []
-        self.n = 0
-        self.lanes = lanes
-        vec = (lambda t: f"<{lanes} x {t}>") if lanes > 1 else (lambda t: t)
-        self.F, self.I, self.B = vec("double"), vec("i64"), vec("i1")
-        self.sfx = f"v{lanes}f64" if lanes > 1 else "f64"
-
-    def _t(self, rhs: str) -> str:
-        self.n += 1
-        name = f"%t{self.n}"
-        self.lines.append(f"  {name} = {rhs}")
-        return name
-
-    def d(self, a) -> str:
-        if not isinstance(a, (int, float)):
-            return a
-        return _hex(a) if self.lanes == 1 else f"splat (double {_hex(a)})"
-
-    def ic(self, a) -> str:
-        if not isinstance(a, int):
-            return a
-        return str(a) if self.lanes == 1 else f"splat (i64 {a})"
-
-    def _intr(self, name: str, *args) -> str:
-        full = f"llvm.{name}.{self.sfx}"
-        self.module.declare(full, f"declare {self.F} @{full}({', '.join([self.F] * len(args))})")
-        arglist = ", ".join(f"{self.F} {self.d(a)}" for a in args)
-        return self._t(f"call {self.F} @{full}({arglist})")
-
-    # float arithmetic (strict IEEE)
-    def add(self, a, b):
-        return self._t(f"fadd {self.F} {self.d(a)}, {self.d(b)}")
-
-    def sub(self, a, b):
-        return self._t(f"fsub {self.F} {self.d(a)}, {self.d(b)}")
-
-    def mul(self, a, b):
-        return self._t(f"fmul {self.F} {self.d(a)}, {self.d(b)}")
-
-    def div(self, a, b):
-        return self._t(f"fdiv {self.F} {self.d(a)}, {self.d(b)}")
-
-    def neg(self, a):
-        return self._t(f"fneg {self.F} {self.d(a)}")
-
-    def fma(self, a, b, c):
-        return self._intr("fma", a, b, c)
-
-    def abs(self, a):
-        return self._intr("fabs", a)
-
-    def copysign(self, a, b):
-        return self._intr("copysign", a, b)
-
-    def cmp(self, pred: str, a, b) -> str:
-        return self._t(f"fcmp {pred} {self.F} {self.d(a)}, {self.d(b)}")
-
-    def sel(self, c: str, a, b):
-        return self._t(f"select {self.B} {c}, {self.F} {self.d(a)}, {self.F} {self.d(b)}")
-
-    def and1(self, a: str, b: str) -> str:
-        return self._t(f"and {self.B} {a}, {b}")
-
-    # integer / bit manipulation
-    def bits(self, a) -> str:
-        return self._t(f"bitcast {self.F} {self.d(a)} to {self.I}")
-
-    def fbits(self, i) -> str:
-        return self._t(f"bitcast {self.I} {i} to {self.F}")
-
-    def i(self, op: str, a, b) -> str:
-        return self._t(f"{op} {self.I} {self.ic(a)}, {self.ic(b)}")
-
-    def isel(self, c: str, a, b) -> str:
-        return self._t(f"select {self.B} {c}, {self.I} {self.ic(a)}, {self.I} {self.ic(b)}")
-
-    def odd(self, i) -> str:
-        return self._t(f"trunc {self.I} {i} to {self.B}")
-
-    def sitofp(self, i) -> str:
-        return self._t(f"sitofp {self.I} {i} to {self.F}")
-
-    # helpers
-    def horner(self, x, coeffs):
-        """coeffs[0] + x*(coeffs[1] + x*(...)) with FMAs."""
-        acc = self.d(coeffs[-1])
-        for c in reversed(coeffs[:-1]):
-            acc = self.fma(acc, x, c)
-        return acc
-
-    def estrin(self, x, coeffs, x2=None):
-        """The same polynomial as ``horner`` by Estrin's scheme: pairs ``c0 + c1 x``
-        combined with x^2, x^4, ...; a dependency chain of ~log2(n) FMAs instead of n,
-        so the out-of-order core overlaps the work of neighbouring vectors."""
-        terms = [self.fma(coeffs[i + 1], x, coeffs[i]) if i + 1 < len(coeffs) else self.d(coeffs[i])
-                 for i in range(0, len(coeffs), 2)]
-        p = x2 if x2 is not None else self.mul(x, x)
-        while len(terms) > 1:
-            terms = [self.fma(terms[i + 1], p, terms[i]) if i + 1 < len(terms) else terms[i]
-                     for i in range(0, len(terms), 2)]
-            if len(terms) > 1:
-                p = self.mul(p, p)
-        return terms[0]
-
-    def pow2(self, k) -> str:
-        """2.0**k for an i64 k in the normal exponent range."""
-        return self.fbits(self.i("shl", self.i("add", k, 1023), 52))
-
-    def round_magic(self, x, scale):
-        """(k as double, k as i64) with k = round(x * scale), for |x * scale| < 2^51."""
-        t = self.fma(x, scale, MAGIC)
-        kf = self.sub(t, MAGIC)
-        k = self.i("sub", self.bits(t), _bits(MAGIC))
-        return kf, k
-
-    def clamp(self, x, lo: float, hi: float):
-        """Clamp with ordered compares: NaN passes through."""
-        x = self.sel(self.cmp("olt", x, lo), lo, x)
-        return self.sel(self.cmp("ogt", x, hi), hi, x)
+_Fn = Fn  # the name special.py imports
 
 
 # --- building blocks (emit code, return refs) -----------------------------------------------
@@ -524,6 +392,8 @@ def _define(module, name: str, dtype) -> str:
     plus for float32 the ``<2W x float>`` variant (two calls of the W-lane float64 body)."""
     _, arity = FUNCTIONS[name]
     w = _lanes()[0]
+    if dtype == F32 and name in vecmath_f32.FUNCTIONS:
+        return _define_native_f32(module, name, 2 * w)
     core = module.helper(f"fg_vm_{name}_f64_v{w}", lambda: _define_core(module, name, w))
     base, _, vw = _exports(name, dtype)
     vt = f"<{w} x double>"
@@ -546,6 +416,22 @@ def _define(module, name: str, dtype) -> str:
     params = ", ".join(f"{ty} %x{i}" for i in range(arity))
     return (f"define internal {ty} @{base}({params}) noinline {_ATTRS} {{\nentry:\n"
             + "\n".join(lines) + f"\n  ret {ty} {ret}\n}}")
+
+
+def _define_native_f32(module, name: str, n: int) -> str:
+    """``@fg_vm_<name>_f32`` and ``@fg_vm_<name>_f32_v<n>`` for the functions
+    ``vecmath_f32`` computes in float32 (one argument)."""
+    vt = f"<{n} x float>"
+
+    def vector():
+        text, r = vecmath_f32.body(module, name, n, "%x0")
+        return (f"define internal {vt} @fg_vm_{name}_f32_v{n}({vt} %x0) noinline {_ATTRS} {{\n"
+                f"entry:\n{text}\n  ret {vt} {r}\n}}")
+
+    core = module.helper(f"fg_vm_{name}_f32_v{n}", vector)
+    return (f"define internal float @fg_vm_{name}_f32(float %x0) noinline {_ATTRS} {{\nentry:\n"
+            + _splat("%x0", "float", n, "%s0") + f"\n  %v = call {vt} {core}({vt} %s0)\n"
+            f"  %r = extractelement {vt} %v, i64 0\n  ret float %r\n}}")
 
 
 def _define_f32_vector(name: str, core: str, w: int) -> str:
