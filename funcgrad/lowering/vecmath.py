@@ -48,7 +48,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from funcgrad.lowering import engine, vecmath_f32
+from funcgrad.lowering import engine, vecmath_avx512, vecmath_f32
 from funcgrad.lowering.builder import F32, F64, ModuleBuilder, Value
 from funcgrad.lowering.vecmath_ir import Fn
 
@@ -198,7 +198,10 @@ EXP_FAST = 708.0  # |x| above (and +-inf): the C library, lane by lane (results 
 
 def _exp(f: _Fn, x):
     """For |x| <= EXP_FAST: x = k ln2 + r (+ rlo), e^x = 2^k (1 + r + tail) with 2^k a normal
-    double, scaled in one step (larger |x| take the exact C-library path, ``_FALLBACK``)."""
+    double, scaled in one step (larger |x| take the exact C-library path, ``_FALLBACK``).
+    8 lanes (AVX-512): the table-driven version of ``vecmath_avx512``."""
+    if f.lanes == 8:
+        return vecmath_avx512.exp(f, x)
     r, rlo, k = _exp_reduce(f, x)
     p = f.add(f.add(r, _exp_tail(f, r, rlo)), 1.0)
     return f.mul(p, f.pow2(k))
