@@ -224,6 +224,8 @@ def _log_specials(f: _Fn, x, r, zero_at):
 def _log(f: _Fn, x):
     sub = f.cmp("olt", x, 2.0 ** -1022)  # subnormal (or <= 0: handled below)
     u = f.sel(sub, f.mul(x, 2.0 ** 54), x)
+    if f.lanes == 8:  # AVX-512: the table-driven version
+        return _log_specials(f, x, vecmath_avx512.log_positive(f, u, f.isel(sub, -54, 0)), 0.0)
     k, fr, lo = _log_reduced(f, u)
     k = f.i("add", k, f.isel(sub, -54, 0))
     return _log_specials(f, x, _log_combine(f, k, fr, lo), 0.0)
