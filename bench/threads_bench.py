@@ -88,6 +88,33 @@ def rows():
             lambda v, exe=exe, ptrs=ptrs: exe._entry_ptrs(ctypes.addressof(ptrs)), (arg,), per=arg.size)
 
 
+def per_thread():
+    """The 1e7 chain on two threads: wall time and the process's CPU time (all threads)
+    per call. CPU / wall is how many cores the call really had; elements per CPU-second
+    is the per-thread throughput, which a quiet machine turns into wall time."""
+    n = 10_000_000
+    x, y = rng.normal(size=n), rng.normal(size=n)
+    exe = compile_jaxpr(fg.make_jaxpr(lambda a, b: chain(fnp, a, b))(x, y))
+    out = np.zeros(n)
+    ptrs = (ctypes.c_void_p * 3)(x.ctypes.data, y.ctypes.data, out.ctypes.data)
+    print("\nchain n=1e7 into a reused output: cores used and throughput per thread")
+    before = threadpool.num_threads()
+    for threads in (1, 2):
+        threadpool.set_num_threads(threads)
+        exe._entry_ptrs(ctypes.addressof(ptrs))
+        walls, cpus = [], []
+        for _ in range(7):
+            w0, c0 = time.perf_counter(), time.process_time()
+            exe._entry_ptrs(ctypes.addressof(ptrs))
+            walls.append(time.perf_counter() - w0)
+            cpus.append(time.process_time() - c0)
+        w, c = statistics.median(walls), statistics.median(cpus)
+        print(f"  {threads} thread(s): wall {w * 1e3:6.1f} ms, CPU {c * 1e3:6.1f} ms, cores used {c / w:4.2f}, "
+              f"{n / c / 1e6:6.0f} Melem per CPU-second (per thread); load average {os.getloadavg()[0]:.2f}",
+              flush=True)
+    threadpool.set_num_threads(before)
+
+
 def usage(fn, k=5):
     fn()
     r0, w0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
@@ -124,5 +151,6 @@ if __name__ == "__main__":
     print(f"funcgrad threads available: {threadpool.num_threads()}; load average {os.getloadavg()}; "
           "wall-time medians, ratios vs NumPy")
     rows()
+    per_thread()
     page_faults()
     print(f"load average at the end {os.getloadavg()}")

@@ -281,7 +281,7 @@ def _cos(f, x):
 def _tanh(f: _Fn, x):
     ax = f.abs(x)
     a2 = f.mul(f.sel(f.cmp("ogt", ax, 22.0), 22.0, ax), 2.0)  # tanh(22) == 1 in double
-    h, l = _expm1_core(f, a2)  # e^(2|x|) - 1 = h + l
+    h, l = vecmath_avx512.expm1_parts(f, a2) if f.lanes == 8 else _expm1_core(f, a2)  # e^(2|x|) - 1 = h + l
     tiny = f.cmp("olt", a2, 2.0 ** -54)
     h = f.sel(tiny, a2, h)
     l = f.sel(tiny, 0.0, l)
