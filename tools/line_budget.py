@@ -27,10 +27,6 @@ ALLOWED: dict[str, str] = {
         "the run-time tape lowering (growable buffers, tape loops, zero tapes) is one state "
         "machine; being reworked on another issue-#11 branch, split after that lands"
     ),
-    "funcgrad/lowering/vecmath.py": (
-        "vectorisable transcendentals: one IR emitter per function with its constants and "
-        "reduction steps; splitting would scatter the shared polynomial/reduction helpers"
-    ),
     "funcgrad/lowering/linalg.py": (
         "LAPACK calls for every decomposition share one calling-convention and workspace "
         "layer; split per decomposition family when a new one is added"
