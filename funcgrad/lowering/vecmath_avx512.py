@@ -4,8 +4,8 @@ them on 8-lane hosts).
 A 16-entry table of doubles fits two zmm registers, and ``vpermt2pd``
 (``llvm.x86.avx512.vpermi2var.pd.512``) looks up 8 lanes in one instruction, using
 the low 4 bits of each index. That narrows exp's reduced interval 16 times, so the
-polynomial shrinks from degree 13 to 7: 26 vector instructions per 8 elements instead
-of 39 (the loop is bound by the two vector ports, so this is the speed-up).
+polynomial shrinks from degree 13 to 7: 32 vector instructions per 8 elements instead
+of 39, loads included (the loop is bound by the vector ports, so this is the speed-up).
 
 exp: x = (16 m + j) ln2/16 + r with |r| <= ln2/32; the high part of ln2/16 has 42 bits,
 so x - k * LN2_16_HI is exact for the |k| < 2^14 that reach here. e^x = 2^m * 2^(j/16)
@@ -22,6 +22,10 @@ r^2/2 + r^3 (1/3 - r/4 + ... + r^8/11) (first omitted term 2^-58 relative).
 k * LN2_HI + LOG_C_HI[j] is exact (both multiples of 2^-42), r is added with Fast2Sum
 (|r| is below that sum unless it is 0) and everything else goes into one tail.
 Error: at most ~0.6 ulp.
+
+tanh (``vecmath._tanh``) takes e^(2|x|) - 1 as a double-double from the exp table
+(``expm1_parts``) instead of the 2^(k-1) construction: 65 vector instructions instead of
+71, error at most ~1.42 ulp (was 1.34 on the same points).
 """
 from __future__ import annotations
 
