@@ -1,0 +1,253 @@
+"""A jitted function's call as a native builtin: argument checks, outputs, result tree.
+
+``install`` compiles (once per process; the disk cache keeps its object code) one
+``METH_FASTCALL | METH_KEYWORDS`` C function written in LLVM IR, ``@fg_main_disp_entry``,
+and makes it the ``__call__`` of the jitted-function class as a method descriptor
+(``PyDescr_NewMethod``). A call then runs no Python at all when one of the function's
+*native plans* (``self._native_plans``, a list) matches its arguments:
+
+- a plan is a tuple ``(program, executable, raise_status, keep...)``; ``program`` is an
+  int64 ndarray that the entry interprets: opcodes that fetch positional arguments, dict
+  values (by key object), list/tuple items, and check each leaf (an ndarray or funcgrad
+  Array: exact type, rank, dims, dtype number, byte order, C-contiguous and aligned; a
+  NumPy scalar of the exact dtype for a 0-d leaf; a Python float/complex by type, read at
+  ``ob_fval``; an int through ``PyLong_AsLongLongAndOverflow``; a bool by identity);
+- the outputs are allocated with NumPy's ``PyArray_NewFromDescr``, the core runs (the
+  GIL released around long work, as ``dispatch.tuple_entry`` does), then each output is
+  frozen and wrapped exactly as ``core.array.fresh_caller`` does (read-only; n-d ones as a
+  read-only ``Array`` view, 0-d ones as 0-d ndarrays) and the output tree is built
+  (a single leaf, or a flat tuple / list / dict of leaves).
+
+On any mismatch, with keyword arguments, inside ``disable_jit()`` or while a staging
+trace is active, the entry calls the Python ``__call__`` (``fallback``) with the same
+arguments, so every check, error message and cache-miss explanation stays as it is. A
+non-zero status from the core calls the plan's ``raise_status`` (host-callback errors,
+out of memory), as the Python path does. Plans are data, not code: a new signature
+compiles nothing here.
+
+Everything the IR refers to (type objects, ``None``/``True``/``False``, attribute names,
+NumPy's C API functions from its ``_ARRAY_API`` capsule table) is an external name bound
+at link time (``engine.add_symbol``): no process address appears in the IR text. If the
+ndarray layout cannot be verified (``dispatch.LAYOUT_OK``) or the NumPy table is not
+found, ``available()`` is False and calls stay on the Python path.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from funcgrad.core.array import Array
+from funcgrad.lowering import dispatch, effects, engine
+from funcgrad.lowering.native_entry_ir import PY_FUNCS, text
+
+MAX_PLANS = 8  # tried in order by the entry; more signatures use the Python plans
+_MAX_NODES, _MAX_LEAVES, _MAX_OUTS = 256, 256, 64
+
+# opcodes of a plan's program (see ``_MATCH``)
+_END, _ARG, _DICT, _GET, _SEQ, _ITEM, _NONE, _ARR, _BOXED, _INT, _BOOL = range(11)
+# output tree kinds
+_SINGLE, _TUPLE, _LIST, _DICTOUT = range(4)
+_HEADER = 8  # nargs, n_in, n_out, core, release, kind, outputs at, perm at
+
+
+def _numpy_api():
+    """{name: address} of the NumPy C API functions the entry calls, or None."""
+    try:
+        try:
+            from numpy._core import _multiarray_umath as mu
+        except ImportError:  # pragma: no cover - NumPy 1.x
+            from numpy.core import _multiarray_umath as mu
+        cap = mu._ARRAY_API
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        table = get(cap, None)
+        if not table:
+            return None
+        slot = lambda i: ctypes.c_void_p.from_address(table + 8 * i).value  # noqa: E731
+        # PyArray_Type is slot 2: checking it guards against a table of another layout.
+        if slot(2) != id(np.ndarray):
+            return None
+        return {"fg_np_new_from_descr": slot(94), "fg_np_view": slot(137)}
+    except (ImportError, AttributeError, ValueError, TypeError):  # pragma: no cover - exotic NumPy
+        return None
+
+
+_API = _numpy_api() if dispatch.LAYOUT_OK else None
+
+
+def available() -> bool:
+    """True when calls can be dispatched natively in this process."""
+    return _API is not None
+
+
+class _MethodDef(ctypes.Structure):
+    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p), ("ml_flags", ctypes.c_int),
+                ("ml_doc", ctypes.c_char_p)]
+
+
+_METH_FASTCALL_KEYWORDS = 0x0080 | 0x0002
+_installed: list = []  # (method def, descriptor, bound objects): alive for the process
+
+
+def install(cls, fallback, trace_state, disabled: list, doc: str = ""):
+    """Compile the entry and return the method descriptor that calls it as ``cls``'s
+    ``__call__`` (the caller assigns it). ``fallback(self, *args, **kwargs)`` is the
+    Python call; ``trace_state.dynamic`` must be None and ``disabled[0]`` False for the
+    native plans (``self._native_plans``) to be tried."""
+    if _API is None:
+        raise RuntimeError("native dispatch is not available (NumPy ABI not verified)")
+    objects = {"fg_disp_ndarray": np.ndarray, "fg_disp_array": Array, "fg_disp_dict": dict, "fg_disp_int": int,
+               "fg_disp_none": None, "fg_disp_true": True, "fg_disp_false": False, "fg_disp_fallback": fallback,
+               "fg_disp_trace_state": trace_state, "fg_disp_str_dynamic": "dynamic",
+               "fg_disp_str_plans": "_native_plans", "fg_disp_disabled": disabled}
+    for name, obj in objects.items():
+        engine.add_symbol(name, id(obj))
+    for name, address in _API.items():
+        engine.add_symbol(name, address)
+    for name in PY_FUNCS:
+        engine.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
+    addrs = engine.compile_library("native_dispatch_entry/1", text, ["disp_entry"])
+    name, docb = b"__call__", doc.encode()
+    mdef = _MethodDef(name, addrs["disp_entry"], _METH_FASTCALL_KEYWORDS, docb)
+    new = ctypes.pythonapi.PyDescr_NewMethod
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.py_object, ctypes.c_void_p]
+    descr = new(cls, ctypes.addressof(mdef))
+    _installed.append((mdef, name, docb, descr, objects))
+    return descr
+
+
+# --- plans ---------------------------------------------------------------------------------------
+
+def raise_status(workspace_bytes: int, rc: int):
+    """The error of a non-zero status from compiled code (as ``Executable._slow``)."""
+    effects.raise_pending()  # a host callback raised: its exception
+    if rc == 2:
+        raise MemoryError(f"compiled function: cannot allocate {workspace_bytes} bytes of workspace")
+    raise RuntimeError(f"compiled function failed with status {rc}")
+
+
+class _Builder:
+    def __init__(self):
+        self.ops, self.keep, self.nodes, self.leaves = [], [], 0, 0
+
+    def node(self) -> int:
+        self.nodes += 1
+        return self.nodes - 1
+
+    def leaf(self, reg: int, x, aval) -> bool:
+        t, dtype, k = type(x), np.dtype(aval.dtype), self.leaves
+        self.leaves += 1
+        if t is np.ndarray or t is Array or isinstance(x, np.generic):
+            num = dispatch.type_num(dtype)
+            if num is None or x.dtype != dtype:
+                return False
+            scalar = dispatch.scalar_type(dtype) if not aval.shape else None
+            self.keep.append(scalar)
+            self.ops += [_ARR, reg, k, num, len(aval.shape), id(scalar) if scalar is not None else 0,
+                         *aval.shape]
+        elif t is float and dtype == np.float64 or t is complex and dtype == np.complex128:
+            self.ops += [_BOXED, reg, k, id(t)]
+        elif t is int and dtype == np.int64:
+            self.ops += [_INT, reg, k]
+        elif t is bool and dtype == np.bool_:
+            self.ops += [_BOOL, reg, k]
+        else:
+            return False
+        return True
+
+    def walk(self, x, reg: int, avals) -> bool:
+        """Ops checking ``x`` (in register ``reg``) as ``jit_dispatch.walk_args`` walks it."""
+        t = type(x)
+        if t is dict:
+            if not all(type(key) is str for key in x):
+                return False
+            self.ops += [_DICT, reg, len(x)]
+            self.keep.append(tuple(x))
+            for key, v in x.items():
+                r = self.node()
+                self.ops += [_GET, r, reg, id(key)]
+                if not self.walk(v, r, avals):
+                    return False
+            return True
+        if t is list or t is tuple:
+            self.ops += [_SEQ, reg, id(t), len(x)]
+            for j, v in enumerate(x):
+                r = self.node()
+                self.ops += [_ITEM, r, reg, j, int(t is list)]
+                if not self.walk(v, r, avals):
+                    return False
+            return True
+        if x is None:
+            self.ops += [_NONE, reg]
+            return True
+        if self.leaves >= len(avals):
+            return False
+        return self.leaf(reg, x, avals[self.leaves])
+
+
+def _out_kind(out_tree):
+    if out_tree.node_type is None:
+        return _SINGLE, ()
+    if any(c.node_type is not None for c in out_tree.children):
+        return None, ()
+    if out_tree.node_type is tuple:
+        return _TUPLE, ()
+    if out_tree.node_type is list:
+        return _LIST, ()
+    if out_tree.node_type is dict and all(type(k) is str for k in out_tree.aux):
+        return _DICTOUT, tuple(out_tree.aux)
+    return None, ()
+
+
+def make_plan(args, walk_perm, exe, out_tree):
+    """The native plan of a call (a tuple, see the module doc), or None when it cannot be
+    dispatched natively. ``walk_perm[i]``: the walk-order index of flattened leaf ``i``
+    (``jit_dispatch.leaf_perm``); ``exe``: the compiled ``Executable`` of the call."""
+    if _API is None or getattr(exe, "_module", None) is None:
+        return None
+    in_avals, out_avals = exe.in_avals, exe.out_avals
+    kind, keys = _out_kind(out_tree)
+    n_out = len(out_avals)
+    if kind is None or (kind == _SINGLE and n_out != 1) or n_out > _MAX_OUTS or len(in_avals) > _MAX_LEAVES:
+        return None
+    # Walk-order avals: leaf k of the walk is flattened leaf i where walk_perm[i] == k.
+    walk_avals = [None] * len(in_avals)
+    for i, k in enumerate(walk_perm):
+        walk_avals[k] = in_avals[i]
+    if None in walk_avals:
+        return None
+    b = _Builder()
+    for i, a in enumerate(args):
+        r = b.node()
+        b.ops += [_ARG, r, i]
+        if not b.walk(a, r, walk_avals):
+            return None
+    if b.leaves != len(in_avals) or b.nodes > _MAX_NODES:
+        return None
+    outs = []
+    descrs = [np.dtype(a.dtype) for a in out_avals]
+    for a, d in zip(out_avals, descrs):
+        if dispatch.type_num(d) is None:
+            return None
+        outs += [id(d), len(a.shape), *a.shape]
+    key_objs = list(keys)
+    ops = b.ops + [_END]
+    at_outs = _HEADER + len(ops)
+    at_perm = at_outs + len(outs) + len(key_objs)
+    header = [len(args), len(in_avals), n_out, exe._module.addrs["entry_ptrs"], int(bool(exe.stats["release_gil"])),
+              kind, at_outs, at_perm]
+    prog = np.array(header + ops + outs + [id(k) for k in key_objs] + list(walk_perm) + [0] * 4, dtype=np.int64)
+    err = _bound(raise_status, exe.stats.get("workspace_bytes", 0))
+    # (the entry reads item 0, the program, and item 2, ``err``; the rest stays alive with it)
+    return (prog, exe, err, descrs, key_objs, b.keep)
+
+
+def _bound(fn, first):
+    def raise_it(rc):
+        fn(first, rc)
+
+    return raise_it
+
+
+__all__ = ["available", "install", "make_plan", "raise_status", "MAX_PLANS"]
