@@ -167,12 +167,13 @@ def add_native_plan(jitted, args, leaves, exe, out_tree) -> None:
     if not native_entry.available():
         NATIVE["state"] = False
         return
-    if len(jitted._native_plans) >= native_entry.MAX_PLANS:
+    plans = getattr(jitted, "_native_plans", None)
+    if plans is None or len(plans) >= native_entry.MAX_PLANS:
         return
     perm = leaf_perm(args, len(leaves))
     plan = None if perm is None else native_entry.make_plan(args, perm, exe, out_tree)
     if plan is not None:
-        jitted._native_plans.append(plan)
+        plans.append(plan)
         NATIVE["pending"] = NATIVE["state"] is None
 
 
