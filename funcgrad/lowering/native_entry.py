@@ -73,7 +73,22 @@ def _numpy_api():
         return None
 
 
-_API = _numpy_api() if dispatch.LAYOUT_OK else None
+def _py_layout_ok() -> bool:
+    """The CPython object offsets the entry reads: a dict's ``ma_used`` (16), a tuple's
+    items (24), a list's ``ob_item`` (24), ``ob_size`` (16), a complex's value (16)."""
+    try:
+        item = object()
+        d, t, lst, z = {"k": item}, (item, 1), [1, item], complex(1.5, 2.5)
+        at = lambda addr, ct=ctypes.c_int64: ct.from_address(addr).value  # noqa: E731
+        ok = at(id(d) + 16) == 1 and at(id(t) + 16) == 2 and at(id(t) + 24) == id(item)
+        ok &= at(id(lst) + 16) == 2 and at(at(id(lst) + 24) + 8) == id(item)
+        ok &= at(id(z) + 24, ctypes.c_double) == 2.5 and at(id(1.25) + 16, ctypes.c_double) == 1.25
+        return bool(ok)
+    except (ValueError, TypeError, OSError):  # pragma: no cover - exotic interpreter
+        return False
+
+
+_API = _numpy_api() if dispatch.LAYOUT_OK and _py_layout_ok() else None
 
 
 def available() -> bool:
