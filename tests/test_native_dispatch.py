@@ -61,7 +61,7 @@ def _same(a, b):
         assert len(a) == len(b)
         for x, y in zip(a, b):
             _same(x, y)
-    else:
+    elif a is not None:
         assert a.dtype == b.dtype and a.shape == b.shape
         assert _flags(a) == _flags(b)
         assert type(a.base) is type(b.base)
@@ -95,10 +95,13 @@ def test_array_and_numpy_scalar_leaves(x):
 def test_funcgrad_array_input_and_output_kinds():
     a = fnp.asarray(np.arange(3.0))
     assert type(a) is Array
-    out = _check(fg.jit(lambda x: (x + 1, x.sum(), [x * 2])), a, native=False)  # (nested output: Python plan)
-    assert type(out[0]) is Array and out[1].ndim == 0
-    for g in (lambda x: (x + 1, x.sum()), lambda x: [x, x * 3], lambda x: {"b": x + 1, "a": x.sum()}, lambda x: x.sum()):
+    out = _check(fg.jit(lambda x: (x + 1, x.sum(), [x * 2, None, {"z": (x,), "y": []}])), a)
+    assert type(out[0]) is Array and out[1].ndim == 0 and out[2][1] is None
+    for g in (lambda x: (x + 1, x.sum()), lambda x: [x, x * 3], lambda x: {"b": x + 1, "a": x.sum()}, lambda x: (),
+              lambda x: None, lambda x: (x.sum(), {"g": [x * 2, x * 3]})):
         out = _check(fg.jit(g), a)
+    out = _check(fg.jit(lambda x: {1: x}), a, native=False)  # (a non-str key: the Python plan)
+    out = _check(fg.jit(lambda x: x.sum()), a)
     assert type(out) is np.ndarray and out.ndim == 0 and not out.flags.writeable
 
 
@@ -338,7 +341,7 @@ def test_refcounts_inputs_outputs_function():
 def test_no_leak_over_many_calls():
     p = {f"w{i}": np.ones((4, 4)) for i in range(4)}
     f = fg.jit(lambda p, s: ({k: v * s for k, v in p.items()}))
-    g = fg.jit(lambda x: (x + 1, x * 2))
+    g = fg.jit(lambda x: (x + 1, {"a": [x * 2, None]}))
     _warm(f, p, 0.5)
     _warm(g, 2.0)
     for _ in range(1000):
@@ -354,6 +357,10 @@ def test_no_leak_over_many_calls():
     finally:
         tracemalloc.stop()
     assert grown < 1_000_000, grown
+    nones = sys.getrefcount(None)
+    for _ in range(20_000):
+        g(2.0)
+    assert abs(sys.getrefcount(None) - nones) < 1000  # (each result's None is a new reference)
 
 
 def test_plan_not_made_without_native_api(monkeypatch):

@@ -15,8 +15,8 @@ and makes it the ``__call__`` of the jitted-function class as a method descripto
 - the outputs are allocated with NumPy's ``PyArray_NewFromDescr``, the core runs (the
   GIL released around long work, as ``dispatch.tuple_entry`` does), then each output is
   frozen and wrapped exactly as ``core.array.fresh_caller`` does (read-only; n-d ones as a
-  read-only ``Array`` view, 0-d ones as 0-d ndarrays) and the output tree is built
-  (a single leaf, or a flat tuple / list / dict of leaves).
+  read-only ``Array`` view, 0-d ones as 0-d ndarrays) and the output tree is built by a
+  small postorder program (tuples, lists, dicts with str keys, None, leaves).
 
 On any mismatch, with keyword arguments, inside ``disable_jit()`` or while a staging
 trace is active, the entry calls the Python ``__call__`` (``fallback``) with the same
@@ -38,17 +38,17 @@ import ctypes
 import numpy as np
 
 from funcgrad.core.array import Array
-from funcgrad.lowering import dispatch, effects, engine
-from funcgrad.lowering.native_entry_ir import PY_FUNCS, text
+from funcgrad.lowering import dispatch, effects, engine, native_entry_ir
 
 MAX_PLANS = 8  # tried in order by the entry; more signatures use the Python plans
 _MAX_NODES, _MAX_LEAVES, _MAX_OUTS = 256, 256, 64
 
 # opcodes of a plan's program (see ``_MATCH``)
 _END, _ARG, _DICT, _GET, _SEQ, _ITEM, _NONE, _ARR, _BOXED, _INT, _BOOL = range(11)
-# output tree kinds
-_SINGLE, _TUPLE, _LIST, _DICTOUT = range(4)
-_HEADER = 8  # nargs, n_in, n_out, core, release, kind, outputs at, perm at
+# opcodes of the output tree program (postorder; ``_END`` ends it)
+_T_LEAF, _T_TUPLE, _T_LIST, _T_DICT, _T_NONE = range(1, 6)
+_MAX_TREE = 120  # (the entry's tree stack has 128 slots)
+_HEADER = 8  # nargs, n_in, n_out, core, release, tree at, outputs at, perm at
 
 
 def _numpy_api():
@@ -96,6 +96,93 @@ def available() -> bool:
     return _API is not None
 
 
+# PyObject *entry(self, args, nargsf, kwnames): try the plans, else call the fallback.
+ENTRY = """\
+define ptr @fg_main_disp_entry(ptr %self, ptr %args, i64 %nargsf, ptr %kwnames) {
+entry:
+  %wptr = alloca [256 x ptr]
+  %scratch = alloca [256 x i64]
+  %nargs = and i64 %nargsf, 9223372036854775807
+  %haskw = icmp ne ptr %kwnames, null
+  br i1 %haskw, label %fallback, label %chk_disabled
+chk_disabled:
+  %dlp = getelementptr i8, ptr @fg_disp_disabled, i64 24
+  %dli = load ptr, ptr %dlp
+  %dl0 = load ptr, ptr %dli
+  %enabled = icmp eq ptr %dl0, @fg_disp_false
+  br i1 %enabled, label %chk_trace, label %fallback
+chk_trace:
+  %dyn = call ptr @PyObject_GetAttr(ptr @fg_disp_trace_state, ptr @fg_disp_str_dynamic)
+  %dynnull = icmp eq ptr %dyn, null
+  br i1 %dynnull, label %clear_fallback, label %dyn_got
+dyn_got:
+  call void @Py_DecRef(ptr %dyn)
+  %nodyn = icmp eq ptr %dyn, @fg_disp_none
+  br i1 %nodyn, label %get_plans, label %fallback
+get_plans:
+  %plans = call ptr @PyObject_GetAttr(ptr %self, ptr @fg_disp_str_plans)
+  %pnull = icmp eq ptr %plans, null
+  br i1 %pnull, label %clear_fallback, label %plan_loop
+plan_loop:
+  %i = phi i64 [ 0, %get_plans ], [ %i1, %plan_next ]
+  %np = getelementptr i8, ptr %plans, i64 16
+  %n = load i64, ptr %np
+  %more = icmp slt i64 %i, %n
+  br i1 %more, label %plan_try, label %plans_done
+plan_try:
+  %itp = getelementptr i8, ptr %plans, i64 24
+  %items = load ptr, ptr %itp
+  %pp = getelementptr ptr, ptr %items, i64 %i
+  %plan = load ptr, ptr %pp
+  %prgp = getelementptr i8, ptr %plan, i64 24
+  %prga = load ptr, ptr %prgp
+  %prgd = getelementptr i8, ptr %prga, i64 16
+  %prog = load ptr, ptr %prgd
+  %m = call i32 @fg_disp_match(ptr %prog, ptr %args, i64 %nargs, ptr %wptr, ptr %scratch)
+  %i1 = add i64 %i, 1
+  %hit = icmp ne i32 %m, 0
+  br i1 %hit, label %run, label %plan_next
+plan_next:
+  br label %plan_loop
+run:
+  call void @Py_IncRef(ptr %plan)
+  call void @Py_DecRef(ptr %plans)
+  %r = call ptr @fg_disp_run(ptr %prog, ptr %plan, ptr %wptr)
+  call void @Py_DecRef(ptr %plan)
+  ret ptr %r
+plans_done:
+  call void @Py_DecRef(ptr %plans)
+  br label %fallback
+clear_fallback:
+  call void @PyErr_Clear()
+  br label %fallback
+fallback:
+  %kwn = icmp eq ptr %kwnames, null
+  br i1 %kwn, label %fb_count, label %fb_kw
+fb_kw:
+  %kwsp = getelementptr i8, ptr %kwnames, i64 16
+  %kws = load i64, ptr %kwsp
+  br label %fb_count
+fb_count:
+  %nkw = phi i64 [ 0, %fallback ], [ %kws, %fb_kw ]
+  %tot = add i64 %nargs, %nkw
+  %tot1 = add i64 %tot, 1
+  %stack = alloca ptr, i64 %tot1
+  store ptr %self, ptr %stack
+  %rest = getelementptr ptr, ptr %stack, i64 1
+  %bytes = shl i64 %tot, 3
+  call void @llvm.memcpy.p0.p0.i64(ptr %rest, ptr %args, i64 %bytes, i1 false)
+  %nargs1 = add i64 %nargs, 1
+  %fr = call ptr @PyObject_Vectorcall(ptr @fg_disp_fallback, ptr %stack, i64 %nargs1, ptr %kwnames)
+  ret ptr %fr
+}
+"""
+
+
+def _text() -> str:
+    return native_entry_ir.text() + ENTRY
+
+
 class _MethodDef(ctypes.Structure):
     _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p), ("ml_flags", ctypes.c_int),
                 ("ml_doc", ctypes.c_char_p)]
@@ -120,9 +207,9 @@ def install(cls, fallback, trace_state, disabled: list, doc: str = ""):
         engine.add_symbol(name, id(obj))
     for name, address in _API.items():
         engine.add_symbol(name, address)
-    for name in PY_FUNCS:
+    for name in native_entry_ir.PY_FUNCS:
         engine.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
-    addrs = engine.compile_library("native_dispatch_entry/1", text, ["disp_entry"])
+    addrs = engine.compile_library("native_dispatch_entry/1", _text, ["disp_entry"])
     name, docb = b"__call__", doc.encode()
     mdef = _MethodDef(name, addrs["disp_entry"], _METH_FASTCALL_KEYWORDS, docb)
     new = ctypes.pythonapi.PyDescr_NewMethod
@@ -201,18 +288,28 @@ class _Builder:
         return self.leaf(reg, x, avals[self.leaves])
 
 
-def _out_kind(out_tree):
-    if out_tree.node_type is None:
-        return _SINGLE, ()
-    if any(c.node_type is not None for c in out_tree.children):
-        return None, ()
-    if out_tree.node_type is tuple:
-        return _TUPLE, ()
-    if out_tree.node_type is list:
-        return _LIST, ()
-    if out_tree.node_type is dict and all(type(k) is str for k in out_tree.aux):
-        return _DICTOUT, tuple(out_tree.aux)
-    return None, ()
+def _out_program(tree, ops, keys) -> bool:
+    """Postorder ops building the output tree ``tree`` from the outputs (``_RUN``'s tree
+    program): a leaf, None, or a tuple / list / dict (str keys) of such."""
+    t = tree.node_type
+    if t is None:
+        ops.append(_T_LEAF)
+        return True
+    if t is type(None):
+        ops.append(_T_NONE)
+        return True
+    if t not in (tuple, list, dict) or (t is dict and not all(type(k) is str for k in tree.aux)):
+        return False
+    for c in tree.children:
+        if not _out_program(c, ops, keys):
+            return False
+    n = len(tree.children)
+    if t is dict:
+        keys.extend(tree.aux)
+        ops += [_T_DICT, n, *[id(k) for k in tree.aux]]
+    else:
+        ops += [_T_TUPLE if t is tuple else _T_LIST, n]
+    return True
 
 
 def make_plan(args, walk_perm, exe, out_tree):
@@ -222,9 +319,10 @@ def make_plan(args, walk_perm, exe, out_tree):
     if _API is None or getattr(exe, "_module", None) is None:
         return None
     in_avals, out_avals = exe.in_avals, exe.out_avals
-    kind, keys = _out_kind(out_tree)
+    tree, key_objs = [], []
     n_out = len(out_avals)
-    if kind is None or (kind == _SINGLE and n_out != 1) or n_out > _MAX_OUTS or len(in_avals) > _MAX_LEAVES:
+    if not _out_program(out_tree, tree, key_objs) or len(tree) > _MAX_TREE or n_out > _MAX_OUTS \
+            or len(in_avals) > _MAX_LEAVES:
         return None
     # Walk-order avals: leaf k of the walk is flattened leaf i where walk_perm[i] == k.
     walk_avals = [None] * len(in_avals)
@@ -246,13 +344,13 @@ def make_plan(args, walk_perm, exe, out_tree):
         if dispatch.type_num(d) is None:
             return None
         outs += [id(d), len(a.shape), *a.shape]
-    key_objs = list(keys)
     ops = b.ops + [_END]
     at_outs = _HEADER + len(ops)
-    at_perm = at_outs + len(outs) + len(key_objs)
+    at_tree = at_outs + len(outs)
+    at_perm = at_tree + len(tree) + 1
     header = [len(args), len(in_avals), n_out, exe._module.addrs["entry_ptrs"], int(bool(exe.stats["release_gil"])),
-              kind, at_outs, at_perm]
-    prog = np.array(header + ops + outs + [id(k) for k in key_objs] + list(walk_perm) + [0] * 4, dtype=np.int64)
+              at_tree, at_outs, at_perm]
+    prog = np.array(header + ops + outs + tree + [_END] + list(walk_perm) + [0] * 4, dtype=np.int64)
     err = _bound(raise_status, exe.stats.get("workspace_bytes", 0))
     # (the entry reads item 0, the program, and item 2, ``err``; the rest stays alive with it)
     return (prog, exe, err, descrs, key_objs, b.keep)

@@ -1,14 +1,14 @@
-"""The LLVM IR of the native jit entry (``native_entry``): one module per process.
+"""The LLVM IR of the native jit entry's helpers (``native_entry``): one module per process.
 
-Three functions: ``@fg_disp_match`` interprets a plan's program (the opcodes of
-``native_entry``: fetch an argument, a dict value by key, a list/tuple item; check a
-container; check a leaf and record its data pointer), ``@fg_disp_run`` allocates the
-outputs, runs the core through the executable's ``entry_ptrs`` (GIL released when the plan
-says so), freezes and wraps the outputs and builds the result, and ``@fg_main_disp_entry``
-(``METH_FASTCALL | METH_KEYWORDS``) checks the global state, tries the plans and otherwise
-calls the Python fallback. Offsets: ``ob_type`` 8, ``ob_size``/``ma_used`` 16, tuple items
-24, list ``ob_item`` 24, ndarray data 16, nd 24, dims 32, descr 56, flags 64, descr
-byteorder 26 and type_num 28 (``dispatch.LAYOUT_OK`` verifies the ndarray ones).
+``@fg_disp_match`` interprets a plan's program (the opcodes of ``native_entry``: fetch an
+argument, a dict value by key, a list/tuple item; check a container; check a leaf and
+record its data pointer). ``@fg_disp_run`` allocates the outputs, runs the core through the
+executable's ``entry_ptrs`` (GIL released when the plan says so), freezes and wraps the
+outputs and builds the result tree (a postorder program on a stack). The entry itself,
+``native_entry.ENTRY``, checks the global state, tries the plans and otherwise calls the
+Python fallback. Offsets: ``ob_type`` 8, ``ob_size``/``ma_used`` 16, tuple items 24, list
+``ob_item`` 24, ndarray data 16, nd 24, dims 32, descr 56, flags 64, descr byteorder 26
+and type_num 28 (verified at import: ``dispatch.LAYOUT_OK``, ``native_entry._py_layout_ok``).
 Every external name is bound at link time (``native_entry.install``).
 """
 from __future__ import annotations
@@ -287,6 +287,10 @@ entry:
   %ptrs = alloca [320 x ptr]
   %outs = alloca [64 x ptr]
   %one = alloca ptr
+  %stk = alloca [128 x ptr]
+  %tpcp = alloca i64
+  %spp = alloca i64
+  %leafp = alloca i64
   %nip = getelementptr i64, ptr %prog, i64 1
   %nin = load i64, ptr %nip
   %nop = getelementptr i64, ptr %prog, i64 2
@@ -296,8 +300,8 @@ entry:
   %core = inttoptr i64 %corei to ptr
   %relp = getelementptr i64, ptr %prog, i64 4
   %rel = load i64, ptr %relp
-  %kindp = getelementptr i64, ptr %prog, i64 5
-  %kind = load i64, ptr %kindp
+  %treep = getelementptr i64, ptr %prog, i64 5
+  %treeat = load i64, ptr %treep
   %osp = getelementptr i64, ptr %prog, i64 6
   %os = load i64, ptr %osp
   %permp = getelementptr i64, ptr %prog, i64 7
@@ -422,60 +426,106 @@ view_fail:
 wrap_next:
   br label %wrap_loop
 build:
-  %o0 = load ptr, ptr %outs
-  switch i64 %kind, label %build_single [ i64 1, label %build_tuple  i64 2, label %build_list
-                                         i64 3, label %build_dict ]
-build_single:
-  ret ptr %o0
-build_tuple:
-  %tup = call ptr @PyTuple_New(i64 %nout)
-  %tnull = icmp eq ptr %tup, null
-  %titems = getelementptr i8, ptr %tup, i64 24
-  br i1 %tnull, label %build_fail, label %fill
-build_list:
-  %lst = call ptr @PyList_New(i64 %nout)
-  %lnull = icmp eq ptr %lst, null
-  br i1 %lnull, label %build_fail, label %list_items
-list_items:
-  %litp = getelementptr i8, ptr %lst, i64 24
-  %litems = load ptr, ptr %litp
-  br label %fill
-fill:
-  %cont = phi ptr [ %tup, %build_tuple ], [ %lst, %list_items ]
-  %dst = phi ptr [ %titems, %build_tuple ], [ %litems, %list_items ]
-  %bytes = shl i64 %nout, 3
-  call void @llvm.memcpy.p0.p0.i64(ptr %dst, ptr %outs, i64 %bytes, i1 false)
-  ret ptr %cont
-build_dict:
+  store i64 %treeat, ptr %tpcp
+  store i64 0, ptr %spp
+  store i64 0, ptr %leafp
+  br label %tree
+tree:
+  %tpc = load i64, ptr %tpcp
+  %sp = load i64, ptr %spp
+  %top = getelementptr ptr, ptr %stk, i64 %sp
+  %top1 = getelementptr ptr, ptr %top, i64 1
+  %sp1 = add i64 %sp, 1
+  %topp = getelementptr i64, ptr %prog, i64 %tpc
+  %top_op = load i64, ptr %topp
+  %tnp = getelementptr i64, ptr %topp, i64 1
+  %tn = load i64, ptr %tnp
+  %tbase_i = sub i64 %sp, %tn
+  %tbase = getelementptr ptr, ptr %stk, i64 %tbase_i
+  %tbytes = shl i64 %tn, 3
+  %tpc1 = add i64 %tpc, 1
+  %tpc2 = add i64 %tpc, 2
+  %sp_after = add i64 %tbase_i, 1
+  switch i64 %top_op, label %tree_done [ i64 1, label %t_leaf  i64 2, label %t_tuple  i64 3, label %t_list
+                                         i64 4, label %t_dict  i64 5, label %t_none ]
+t_leaf:
+  %lf = load i64, ptr %leafp
+  %lfp = getelementptr ptr, ptr %outs, i64 %lf
+  %lfo = load ptr, ptr %lfp
+  store ptr %lfo, ptr %top
+  %lf1 = add i64 %lf, 1
+  store i64 %lf1, ptr %leafp
+  br label %t_push1
+t_push1:
+  store i64 %sp1, ptr %spp
+  store i64 %tpc1, ptr %tpcp
+  br label %tree
+t_none:
+  call void @Py_IncRef(ptr @fg_disp_none)
+  store ptr @fg_disp_none, ptr %top
+  br label %t_push1
+t_tuple:
+  %tup = call ptr @PyTuple_New(i64 %tn)
+  %tupnull = icmp eq ptr %tup, null
+  br i1 %tupnull, label %tree_fail, label %t_tuple_fill
+t_tuple_fill:
+  %tupitems = getelementptr i8, ptr %tup, i64 24
+  call void @llvm.memcpy.p0.p0.i64(ptr %tupitems, ptr %tbase, i64 %tbytes, i1 false)
+  store ptr %tup, ptr %tbase
+  br label %t_pushn
+t_pushn:
+  store i64 %sp_after, ptr %spp
+  store i64 %tpc2, ptr %tpcp
+  br label %tree
+t_list:
+  %lst = call ptr @PyList_New(i64 %tn)
+  %lstnull = icmp eq ptr %lst, null
+  br i1 %lstnull, label %tree_fail, label %t_list_fill
+t_list_fill:
+  %lstitp = getelementptr i8, ptr %lst, i64 24
+  %lstitems = load ptr, ptr %lstitp
+  call void @llvm.memcpy.p0.p0.i64(ptr %lstitems, ptr %tbase, i64 %tbytes, i1 false)
+  store ptr %lst, ptr %tbase
+  br label %t_pushn
+t_dict:
   %dct = call ptr @PyDict_New()
-  %dnull = icmp eq ptr %dct, null
-  br i1 %dnull, label %build_fail, label %dict_loop
-dict_loop:
-  %m = phi i64 [ 0, %build_dict ], [ %m1, %dict_set ]
-  %mmore = icmp slt i64 %m, %nout
-  br i1 %mmore, label %dict_body, label %dict_done
-dict_body:
-  %kp0 = getelementptr i64, ptr %prog, i64 %wpc
+  %dctnull = icmp eq ptr %dct, null
+  br i1 %dctnull, label %tree_fail, label %t_dict_loop
+t_dict_loop:
+  %m = phi i64 [ 0, %t_dict ], [ %m1, %t_dict_set ]
+  %mmore = icmp slt i64 %m, %tn
+  br i1 %mmore, label %t_dict_body, label %t_dict_done
+t_dict_body:
+  %kp0 = getelementptr i64, ptr %topp, i64 2
   %kp = getelementptr i64, ptr %kp0, i64 %m
   %kiv = load i64, ptr %kp
   %kobj = inttoptr i64 %kiv to ptr
-  %mslot = getelementptr ptr, ptr %outs, i64 %m
+  %mslot = getelementptr ptr, ptr %tbase, i64 %m
   %mo = load ptr, ptr %mslot
   %src = call i32 @PyDict_SetItem(ptr %dct, ptr %kobj, ptr %mo)
-  call void @Py_DecRef(ptr %mo)
   %m1 = add i64 %m, 1
   %srok = icmp eq i32 %src, 0
-  br i1 %srok, label %dict_set, label %dict_fail
-dict_set:
-  br label %dict_loop
-dict_fail:
-  call void @fg_disp_decref_range(ptr %outs, i64 %m1, i64 %nout)
+  br i1 %srok, label %t_dict_set, label %t_dict_fail
+t_dict_set:
+  br label %t_dict_loop
+t_dict_fail:
   call void @Py_DecRef(ptr %dct)
-  ret ptr null
-dict_done:
-  ret ptr %dct
-build_fail:
-  call void @fg_disp_decref_range(ptr %outs, i64 0, i64 %nout)
+  br label %tree_fail
+t_dict_done:
+  call void @fg_disp_decref_range(ptr %tbase, i64 0, i64 %tn)
+  store ptr %dct, ptr %tbase
+  store i64 %sp_after, ptr %spp
+  %tpcd = add i64 %tpc2, %tn
+  store i64 %tpcd, ptr %tpcp
+  br label %tree
+tree_done:
+  %res = load ptr, ptr %stk
+  ret ptr %res
+tree_fail:
+  %fsp = load i64, ptr %spp
+  call void @fg_disp_decref_range(ptr %stk, i64 0, i64 %fsp)
+  %fleaf = load i64, ptr %leafp
+  call void @fg_disp_decref_range(ptr %outs, i64 %fleaf, i64 %nout)
   ret ptr null
 }
 
@@ -499,92 +549,9 @@ done:
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 """
 
-# PyObject *entry(self, args, nargsf, kwnames): try the plans, else call the fallback.
-_ENTRY = """\
-define ptr @fg_main_disp_entry(ptr %self, ptr %args, i64 %nargsf, ptr %kwnames) {
-entry:
-  %wptr = alloca [256 x ptr]
-  %scratch = alloca [256 x i64]
-  %nargs = and i64 %nargsf, 9223372036854775807
-  %haskw = icmp ne ptr %kwnames, null
-  br i1 %haskw, label %fallback, label %chk_disabled
-chk_disabled:
-  %dlp = getelementptr i8, ptr @fg_disp_disabled, i64 24
-  %dli = load ptr, ptr %dlp
-  %dl0 = load ptr, ptr %dli
-  %enabled = icmp eq ptr %dl0, @fg_disp_false
-  br i1 %enabled, label %chk_trace, label %fallback
-chk_trace:
-  %dyn = call ptr @PyObject_GetAttr(ptr @fg_disp_trace_state, ptr @fg_disp_str_dynamic)
-  %dynnull = icmp eq ptr %dyn, null
-  br i1 %dynnull, label %clear_fallback, label %dyn_got
-dyn_got:
-  call void @Py_DecRef(ptr %dyn)
-  %nodyn = icmp eq ptr %dyn, @fg_disp_none
-  br i1 %nodyn, label %get_plans, label %fallback
-get_plans:
-  %plans = call ptr @PyObject_GetAttr(ptr %self, ptr @fg_disp_str_plans)
-  %pnull = icmp eq ptr %plans, null
-  br i1 %pnull, label %clear_fallback, label %plan_loop
-plan_loop:
-  %i = phi i64 [ 0, %get_plans ], [ %i1, %plan_next ]
-  %np = getelementptr i8, ptr %plans, i64 16
-  %n = load i64, ptr %np
-  %more = icmp slt i64 %i, %n
-  br i1 %more, label %plan_try, label %plans_done
-plan_try:
-  %itp = getelementptr i8, ptr %plans, i64 24
-  %items = load ptr, ptr %itp
-  %pp = getelementptr ptr, ptr %items, i64 %i
-  %plan = load ptr, ptr %pp
-  %prgp = getelementptr i8, ptr %plan, i64 24
-  %prga = load ptr, ptr %prgp
-  %prgd = getelementptr i8, ptr %prga, i64 16
-  %prog = load ptr, ptr %prgd
-  %m = call i32 @fg_disp_match(ptr %prog, ptr %args, i64 %nargs, ptr %wptr, ptr %scratch)
-  %i1 = add i64 %i, 1
-  %hit = icmp ne i32 %m, 0
-  br i1 %hit, label %run, label %plan_next
-plan_next:
-  br label %plan_loop
-run:
-  call void @Py_IncRef(ptr %plan)
-  call void @Py_DecRef(ptr %plans)
-  %r = call ptr @fg_disp_run(ptr %prog, ptr %plan, ptr %wptr)
-  call void @Py_DecRef(ptr %plan)
-  ret ptr %r
-plans_done:
-  call void @Py_DecRef(ptr %plans)
-  br label %fallback
-clear_fallback:
-  call void @PyErr_Clear()
-  br label %fallback
-fallback:
-  %kwn = icmp eq ptr %kwnames, null
-  br i1 %kwn, label %fb_count, label %fb_kw
-fb_kw:
-  %kwsp = getelementptr i8, ptr %kwnames, i64 16
-  %kws = load i64, ptr %kwsp
-  br label %fb_count
-fb_count:
-  %nkw = phi i64 [ 0, %fallback ], [ %kws, %fb_kw ]
-  %tot = add i64 %nargs, %nkw
-  %tot1 = add i64 %tot, 1
-  %stack = alloca ptr, i64 %tot1
-  store ptr %self, ptr %stack
-  %rest = getelementptr ptr, ptr %stack, i64 1
-  %bytes = shl i64 %tot, 3
-  call void @llvm.memcpy.p0.p0.i64(ptr %rest, ptr %args, i64 %bytes, i1 false)
-  %nargs1 = add i64 %nargs, 1
-  %fr = call ptr @PyObject_Vectorcall(ptr @fg_disp_fallback, ptr %stack, i64 %nargs1, ptr %kwnames)
-  ret ptr %fr
-}
-"""
-
-
 def text() -> str:
-    """The module: ``@fg_main_disp_entry`` and its helpers."""
-    return _DECLS + _MATCH + _RUN + _ENTRY
+    """The helpers of ``@fg_main_disp_entry`` (``native_entry.ENTRY``) and their declarations."""
+    return _DECLS + _MATCH + _RUN
 
 
 __all__ = ["PY_FUNCS", "text"]
