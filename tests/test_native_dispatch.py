@@ -375,3 +375,22 @@ def test_plan_not_made_without_native_api(monkeypatch):
     _warm(f, x)
     assert not f._native_plans
     np.testing.assert_array_equal(f(x), x + 1)
+
+
+def test_training_step_value_and_grad():
+    rng = np.random.default_rng(3)
+    params = {"w": rng.normal(size=(3, 2)), "b": np.zeros(2)}
+    x, y = rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
+
+    def loss(p, x, y):
+        return fnp.mean((x @ p["w"] + p["b"] - y) ** 2)
+
+    step = fg.jit(fg.value_and_grad(loss))
+    val, grads = _check(step, params, x, y)
+    want = fg.value_and_grad(loss)(params, x, y)
+    np.testing.assert_allclose(val, want[0])
+    np.testing.assert_allclose(grads["w"], want[1]["w"])
+    assert step._native_plans[0][1].stats["release_gil"] is False
+    big = fg.jit(lambda x: fnp.sin(x) + 1.0)
+    _warm(big, np.zeros(200_000))
+    assert big._native_plans[0][1].stats["release_gil"] is True  # (the threads test's GIL-free case)
