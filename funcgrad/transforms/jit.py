@@ -538,6 +538,7 @@ class JittedFunction:
 
 _jit_disabled = [False]
 
+
 @contextlib.contextmanager
 def disable_jit(disable: bool = True):
     """Context manager: ``jit``-decorated functions called inside run their Python
