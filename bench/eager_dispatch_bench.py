@@ -11,6 +11,9 @@ what every call took before the fast path) is shown for reference.
 
 Dispatch rows: a cached ``jit`` call with a 0-d array, a Python float, and a dict of ten
 4x4 arrays plus a Python float; minimum and median over rounds of the time per call.
+Each row is timed twice: the call as users make it (the native entry of
+``lowering/native_entry.py`` when it is available) and the Python path it falls back
+to (``JittedFunction._call``, what every call took before).
 JAX/autograd/numba columns are not measured here (not installed on this machine).
 Times are the calling thread's CPU time (``bench/common.py``).
 """
@@ -65,19 +68,27 @@ def dispatch_rows(rounds: int) -> None:
     step = fg.jit(lambda p, lr: {k: v - lr * v for k, v in p.items()})
     for _ in range(2):  # trace, then register the plan
         f(x0), f(2.0), step(params, 0.1)
-    t = interleaved_times([("0-d array", lambda: f(x0)), ("Python float", lambda: f(2.0)),
-                           ("dict of 10 4x4 + float", lambda: step(params, 0.1))], rounds=rounds, min_time=0.02)
-    print("\njit dispatch of a cached call (minimum / median over rounds)")
+    rows = [("0-d array", lambda: f(x0)), ("Python float", lambda: f(2.0)),
+            ("dict of 10 4x4 + float", lambda: step(params, 0.1))]
+    py = getattr(type(f), "_call", None)  # (None: a checkout from before the native entry)
+    if py is not None:
+        rows += [("0-d array (Python path)", lambda: py(f, x0)), ("Python float (Python path)", lambda: py(f, 2.0)),
+                 ("dict (Python path)", lambda: py(step, params, 0.1))]
+    t = interleaved_times(rows, rounds=rounds, min_time=0.02)
+    native = type(type(f).__dict__["__call__"]).__name__ == "method_descriptor"
+    print(f"\njit dispatch of a cached call (minimum / median over rounds; native entry: {native})")
     for name, v in t.items():
-        print(f"  {name:24s} {min(v) * 1e6:7.2f} us  {statistics.median(v) * 1e6:7.2f} us")
+        print(f"  {name:28s} {min(v) * 1e6:7.2f} us  {statistics.median(v) * 1e6:7.2f} us")
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=11)
-    rounds = p.parse_args().rounds
-    eager_rows(rounds)
-    dispatch_rows(rounds)
+    p.add_argument("--dispatch-only", action="store_true", help="only the jit dispatch rows")
+    a = p.parse_args()
+    if not a.dispatch_only:
+        eager_rows(a.rounds)
+    dispatch_rows(a.rounds)
 
 
 if __name__ == "__main__":

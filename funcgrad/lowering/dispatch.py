@@ -25,6 +25,16 @@ _TYPE_NUMS = {np.dtype(t): np.dtype(t).num for t in _TYPES}
 _SCALAR_TYPES = {np.dtype(t): t for t in _TYPES}
 
 
+def type_num(dtype) -> int | None:
+    """NumPy's type number of ``dtype`` when compiled entries handle it, else None."""
+    return _TYPE_NUMS.get(np.dtype(dtype))
+
+
+def scalar_type(dtype):
+    """The NumPy scalar type of ``dtype`` (one of ``_TYPES``)."""
+    return _SCALAR_TYPES[np.dtype(dtype)]
+
+
 def _layout_ok() -> bool:
     try:
         a = np.zeros((3, 4))

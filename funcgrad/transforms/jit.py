@@ -37,7 +37,17 @@ from funcgrad.tapes import TapeAval
 from funcgrad.transforms import jit_explain
 from funcgrad.transforms.batching import axis_env
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr, transpose_jaxpr
-from funcgrad.transforms.jit_dispatch import add_plan, raise_overflow, walk_args
+from funcgrad.transforms.jit_dispatch import FAST_TYPES as _FAST_TYPES
+from funcgrad.transforms.jit_dispatch import (
+    NATIVE,
+    add_native_plan,
+    add_plan,
+    install_native,
+    leaf_key,
+    raise_overflow,
+    typed,
+    walk_args,
+)
 from funcgrad.transforms.jvp import is_linearizing, jvp_flat
 
 
@@ -202,20 +212,6 @@ batch_rules[jit_call_p] = _jit_call_batch
 
 # --- the user-facing jit ------------------------------------------------------------------------
 
-def _leaf_key(x):
-    t = type(x)
-    if t in _FAST_TYPES or isinstance(x, np.generic):
-        return (x.shape, x.dtype)
-    if t is int and not _I64_MIN <= x <= _I64_MAX:
-        raise OverflowError
-    if t in (bool, int, float, complex):
-        return t
-    if isinstance(x, Tracer):
-        a = x.aval
-        return (a.shape, a.dtype, a.weak_type)
-    return (type(x), get_aval_any(x))
-
-
 class Lowered:
     """What ``fg.jit(f).lower(*args)`` returns: the staged program and its compiled form."""
 
@@ -259,7 +255,6 @@ class Compiled:
         return pytree.tree_unflatten(self._lowered.out_tree, outs)
 
 
-_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
@@ -299,14 +294,6 @@ def _infer_argnums_and_argnames(sig, nums, names, what_nums: str, fname: str):
     return nums, names
 
 
-def _typed(v):
-    """Cache key of a static value: its type too (``1``, ``1.0`` and ``True`` hash and
-    compare equal but trace different programs), recursively inside tuples."""
-    if isinstance(v, tuple):
-        return (type(v), tuple(_typed(e) for e in v))
-    return (type(v), v)
-
-
 class JittedFunction:
     """``jit(f)``: see ``jit``. Owns its caches: traced programs, their executables (held
     by the programs) and the fast dispatch table all die with it."""
@@ -339,6 +326,7 @@ class JittedFunction:
         self._cache: dict = {}
         self._fast: dict = {}  # (shape, dtype) per ndarray argument -> (exe.call, out_tree, single)
         self._plans: dict = {}  # _walk_args key -> (exe.call, out_tree, single, leaf order)
+        self._native_plans: list = []  # what the native __call__ tries first (lowering.native_entry)
         self._traces = 0  # times traced (each cache miss, and every call closing over tracers)
 
     # -- argument handling ----------------------------------------------------------------
@@ -400,12 +388,12 @@ class JittedFunction:
         dyn, static, nargs = self._split(args, kwargs)
         leaves, in_tree = pytree.tree_flatten(dyn)
         try:
-            leaf_keys = tuple(_leaf_key(x) for x in leaves)
+            leaf_keys = tuple(leaf_key(x) for x in leaves)
         except OverflowError:
             static_pos = {i for i, _ in static[0]}
             labels = [self._label(i) for i in range(nargs) if i not in static_pos]
             raise_overflow(f"jit({self.__name__})", dyn, leaves, labels)
-        static_key = (tuple((i, _typed(v)) for i, v in static[0]), tuple((k, _typed(v)) for k, v in static[1]))
+        static_key = (tuple((i, typed(v)) for i, v in static[0]), tuple((k, typed(v)) for k, v in static[1]))
         return dyn, static, nargs, leaves, (in_tree, leaf_keys, static_key, nargs)
 
     def _rebuild(self, dyn, static, nargs):
@@ -465,12 +453,14 @@ class JittedFunction:
             self._cache[key] = entry
         return entry, leaves, True
 
-    def __call__(self, *args, **kwargs):
+    def _call(self, *args, **kwargs):
         if _jit_disabled[0]:  # inside ``disable_jit()``: run the Python function op by op
             return self._fun(*args, **kwargs)
         # Fast path (the common cached call): only ndarray positional arguments, nothing
         # staging. The key is just each argument's (shape, dtype).
         if not kwargs and _TRACE_STATE.dynamic is None:  # (nothing staging) a cached call:
+            if NATIVE["pending"]:  # (a native plan was made: compile the entry now, once per process)
+                install_native(JittedFunction, _TRACE_STATE, _jit_disabled, _log)
             for a in args:  # Python/NumPy scalars and pytrees: the argument plan (jit_dispatch)
                 if type(a) is not np.ndarray and type(a) is not Array:
                     walked = walk_args(args)
@@ -502,6 +492,8 @@ class JittedFunction:
                     self._fast[tuple((a.shape, a.dtype) for a in args)] = entry
                 else:
                     add_plan(self._plans, args, leaves, entry)
+                if native is not None and NATIVE["state"] is not False:
+                    add_native_plan(self, args, leaves, exe, out_tree)
         elif self._inline and not is_eager():
             # inline=True: the program joins the enclosing trace (no jit_call equation).
             outs = jaxpr_as_fun(closed)(*hoisted, *leaves)
@@ -531,6 +523,9 @@ class JittedFunction:
         self._cache.clear()
         self._fast.clear()
         self._plans.clear()
+        self._native_plans.clear()
+
+    __call__ = _call  # (until ``jit_dispatch.install_native`` makes it a native builtin)
 
     def __repr__(self):
         return f"<jit({self.__name__}), {len(self._cache)} compiled signature(s)>"
@@ -539,9 +534,6 @@ class JittedFunction:
         from funcgrad.export.pickled_jit import reduce_jitted
 
         return reduce_jitted(self)
-
-
-_FAST_TYPES = (np.ndarray, Array)  # eager values are Arrays
 
 
 _jit_disabled = [False]

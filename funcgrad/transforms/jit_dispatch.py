@@ -14,12 +14,38 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.core import pytree
 from funcgrad.core.array import Array
+from funcgrad.core.trace import Tracer, get_aval_any
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 _MAX_PLANS = 256  # (a function called with ever new signatures keeps using the general path)
 
 _DICT, _LIST, _TUPLE, _NONE = object(), object(), object(), object()
+FAST_TYPES = (np.ndarray, Array)  # eager values are Arrays
+
+
+def leaf_key(x):
+    """The general path's cache key of one argument leaf (OverflowError: an int beyond int64)."""
+    t = type(x)
+    if t in FAST_TYPES or isinstance(x, np.generic):
+        return (x.shape, x.dtype)
+    if t is int and not _I64_MIN <= x <= _I64_MAX:
+        raise OverflowError
+    if t in (bool, int, float, complex):
+        return t
+    if isinstance(x, Tracer):
+        a = x.aval
+        return (a.shape, a.dtype, a.weak_type)
+    return (type(x), get_aval_any(x))
+
+
+def typed(v):
+    """Cache key of a static value: its type too (``1``, ``1.0`` and ``True`` hash and
+    compare equal but trace different programs), recursively inside tuples."""
+    if isinstance(v, tuple):
+        return (type(v), tuple(typed(e) for e in v))
+    return (type(v), v)
 
 
 def _walk(x, key, leaves) -> bool:
@@ -88,19 +114,83 @@ def raise_overflow(fname, dyn, leaves, labels):
     raise OverflowError(f"{fname}: an argument does not fit in int64")
 
 
+def _numbered(x, counter):
+    """``x`` (a structure ``walk_args`` accepted) with each leaf replaced by its index in
+    the walk's order."""
+    t = type(x)
+    if t is dict:
+        return {k: _numbered(v, counter) for k, v in x.items()}
+    if t is list or t is tuple:
+        return t(_numbered(v, counter) for v in x)
+    if x is None:
+        return None
+    counter[0] += 1
+    return counter[0] - 1
+
+
+def leaf_perm(args, n_leaves: int):
+    """For each flattened leaf of ``args``, its index in ``walk_args``' order (None if
+    the walk does not accept ``args`` or sees another number of leaves). Structural, so
+    the same object passed twice (``f(1, 1)``) still maps each leaf to its own place."""
+    walked = walk_args(args)
+    if walked is None or len(walked[1]) != n_leaves:
+        return None
+    counter = [0]
+    perm, _ = pytree.tree_flatten([_numbered(a, counter) for a in args])
+    return perm if len(perm) == n_leaves else None
+
+
 def add_plan(plans: dict, args, leaves, entry) -> None:
     """Remember the plan of a call that just took the general path: its walk key and where
     each flattened leaf (``leaves``) sits in the walk's order; ``entry`` is
     ``(call, out_tree, single)``."""
-    walked = walk_args(args)
-    if walked is None or len(walked[1]) != len(leaves) or len(plans) >= _MAX_PLANS:
+    if len(plans) >= _MAX_PLANS:
         return
-    at = {id(x): i for i, x in enumerate(walked[1])}
-    perm = [at.get(id(x)) for x in leaves]
-    if None in perm:  # (a leaf the walk did not see as the flattening did: no plan)
+    perm = leaf_perm(args, len(leaves))
+    if perm is None:
         return
     identity = perm == list(range(len(perm)))
-    plans[walked[0]] = (*entry, None if identity else perm)
+    plans[walk_args(args)[0]] = (*entry, None if identity else perm)
 
 
-__all__ = ["walk_args", "add_plan", "raise_overflow"]
+# --- native dispatch (``lowering.native_entry``) -----------------------------------------------
+# Native plans are made on a call's general path; the entry is compiled (once per process)
+# by the next Python-path call, so a process that calls a function once never pays for it.
+# state: None (not installed yet), True (installed), False (unavailable: Python path only).
+NATIVE = {"state": None, "pending": False}
+
+
+def add_native_plan(jitted, args, leaves, exe, out_tree) -> None:
+    """Give ``jitted`` the native plan of a call that just ran on the general path."""
+    from funcgrad.lowering import native_entry
+
+    if not native_entry.available():
+        NATIVE["state"] = False
+        return
+    plans = getattr(jitted, "_native_plans", None)
+    if plans is None or len(plans) >= native_entry.MAX_PLANS:
+        return
+    perm = leaf_perm(args, len(leaves))
+    plan = None if perm is None else native_entry.make_plan(args, perm, exe, out_tree)
+    if plan is not None:
+        plans.append(plan)
+        NATIVE["pending"] = NATIVE["state"] is None
+
+
+def install_native(cls, trace_state, disabled: list, log) -> None:
+    """Make ``cls.__call__`` the native entry, falling back to ``cls._call``."""
+    NATIVE["pending"] = False
+    from funcgrad.lowering import native_entry
+
+    try:
+        descr = native_entry.install(cls, cls._call, trace_state, disabled, cls._call.__doc__ or "")
+    except (RuntimeError, OSError, AttributeError, ValueError) as e:  # (calls stay on the Python path)
+        log(f"jit: native dispatch unavailable: {e}")
+        NATIVE["state"] = False
+        return
+    cls.__call__ = descr
+    NATIVE["state"] = True
+
+
+__all__ = ["walk_args", "add_plan", "leaf_perm", "raise_overflow", "leaf_key", "typed", "FAST_TYPES", "NATIVE",
+           "add_native_plan", "install_native"]
