@@ -254,3 +254,10 @@ def test_fftconvolve_grad_and_errors():
         fsignal.fftconvolve(a, b[None])
     with pytest.raises(ValueError, match="fftconvolve: for 'valid' mode"):
         fsignal.fftconvolve(np.ones((2, 5)), np.ones((3, 2)), mode="valid")
+
+
+def test_numpy_fft_on_a_tracer_dispatches_to_funcgrad():
+    x = rng.standard_normal(6)
+    closed = fg.make_jaxpr(lambda v: np.fft.rfft(v, norm="ortho"))(x)
+    assert "fft_type=rfft" in str(closed)
+    close(fg.jit(lambda v: np.fft.irfft(np.fft.rfft(v), n=6))(x), x)
