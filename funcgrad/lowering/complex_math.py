@@ -8,13 +8,16 @@ have them), so add/sub/mul/neg/conj agree bitwise with NumPy.
 """
 from __future__ import annotations
 
+import platform
+
 import numpy as np
 
 from funcgrad.core.prims import complex as cx
 from funcgrad.core.prims import elementwise as ew
-from funcgrad.lowering.builder import Value, const, part_dtype
+from funcgrad.errors import LoweringError
+from funcgrad.lowering.builder import C128, F32, Value, const, part_dtype
 from funcgrad.lowering.context import COMPLEX_LOWERED
-from funcgrad.lowering.elementwise import COMPLEX_EMITTERS, convert, elementwise, intrinsic, select_cases
+from funcgrad.lowering.elementwise import COMPLEX_EMITTERS, convert, elementwise, intrinsic, libm, select_cases
 
 
 def complex_emitter(*prims):
@@ -125,6 +128,154 @@ def cconvert(b, x, *, new_dtype, weak_type=False):
     if new.kind == "c":
         return to_complex(b, x, new)
     return convert(b, b.parts(x)[0], new)  # complex -> real keeps the real part (JAX, eager)
+
+
+# --- C99 complex functions (glibc's, which NumPy's npy_c* call: Annex G special values) --------
+def _x86_64() -> bool:
+    return platform.machine().lower() in ("x86_64", "amd64") and platform.system() == "Linux"
+
+
+def libc(b, name: str, *zs: Value) -> Value:
+    """C ``name`` (complex128) / ``namef`` (complex64) of complex ``zs``, called with the
+    x86-64 System V convention clang uses: a double complex is two ``double`` arguments
+    returned as ``{ double, double }``; a float complex is one ``<2 x float>``."""
+    if not _x86_64():  # (another ABI: the evaluator runs these programs)
+        raise LoweringError(f"complex '{name}' is compiled only for x86-64 Linux (the C complex ABI)")
+    if zs[0].dtype == C128:
+        args = [p for z in zs for p in b.parts(z)]
+        decl = f"declare {{ double, double }} @{name}({', '.join(['double'] * len(args))}) #1"
+        return b.call(name, C128, *args, decl=decl)
+    vecs = []
+    for z in zs:
+        re, im = b.parts(z)
+        v = b.emit(f"insertelement <2 x float> poison, float {re.ref}, i32 0")
+        vecs.append(b.emit(f"insertelement <2 x float> {v}, float {im.ref}, i32 1"))
+    b.module.declare(name + "f", f"declare <2 x float> @{name}f({', '.join(['<2 x float>'] * len(zs))}) #1")
+    r = b.emit(f"call <2 x float> @{name}f({', '.join('<2 x float> ' + v for v in vecs)})")
+    parts = [Value(b.emit(f"extractelement <2 x float> {r}, i32 {k}"), F32) for k in (0, 1)]
+    return b.pack(*parts)
+
+
+_LIBC = {ew.exp_p: "cexp", ew.log_p: "clog", ew.sqrt_p: "csqrt", ew.sin_p: "csin", ew.cos_p: "ccos",
+         ew.tan_p: "ctan", ew.sinh_p: "csinh", ew.cosh_p: "ccosh", ew.tanh_p: "ctanh", ew.asin_p: "casin",
+         ew.acos_p: "cacos", ew.atan_p: "catan", ew.asinh_p: "casinh", ew.acosh_p: "cacosh", ew.atanh_p: "catanh"}
+for _prim, _name in _LIBC.items():
+    complex_emitter(_prim)(lambda b, z, _name=_name: libc(b, _name, z))
+
+
+def _real_fn(name):
+    """The C library's real ``name``: what NumPy's complex formulas call (not ``vecmath``)."""
+    return libm(name)
+
+
+def _scaled_log(factor: float):
+    """log2 / log10: NumPy's clog(z) times log2(e) / log10(e), componentwise."""
+
+    def emit(b, z):
+        re, im = b.parts(libc(b, "clog", z))
+        c = const(re.dtype, factor)
+        return b.pack(fop(b, "fmul", re, c), fop(b, "fmul", im, c))
+
+    return emit
+
+
+complex_emitter(ew.log2_p)(_scaled_log(float("1.442695040888963407359924681001892137")))  # NPY_LOG2E
+complex_emitter(ew.log10_p)(_scaled_log(float("0.434294481903251827651128918916605082")))  # NPY_LOG10E
+
+
+@complex_emitter(ew.log1p_p)
+def clog1p(b, z):
+    """NumPy's nc_log1p: log(hypot(x + 1, y)) + i atan2(y, x + 1)."""
+    x, y = b.parts(z)
+    x1 = fop(b, "fadd", x, const(x.dtype, 1.0))
+    return b.pack(_real_fn("log")(b, libm("hypot")(b, x1, y)), _real_fn("atan2")(b, y, x1))
+
+
+@complex_emitter(ew.expm1_p)
+def cexpm1(b, z):
+    """NumPy's nc_expm1: expm1(x) cos(y) - 2 sin(y/2)^2 + i exp(x) sin(y)."""
+    x, y = b.parts(z)
+    a = _real_fn("sin")(b, fop(b, "fdiv", y, const(y.dtype, 2.0)))
+    re = fop(b, "fsub", fop(b, "fmul", _real_fn("expm1")(b, x), _real_fn("cos")(b, y)),
+             fop(b, "fmul", fop(b, "fmul", const(a.dtype, 2.0), a), a))
+    return b.pack(re, fop(b, "fmul", _real_fn("exp")(b, x), _real_fn("sin")(b, y)))
+
+
+# --- division (NumPy's loop: Smith's algorithm), abs, sign --------------------------------------
+@complex_emitter(ew.div_p)
+def cdiv(b, x, y):
+    (a, c), (d, e) = b.parts(x), b.parts(y)
+    ad, ae = intrinsic("fabs", d, b=b), intrinsic("fabs", e, b=b)
+    one = const(a.dtype, 1.0)
+    # |d| >= |e|: rat = e/d, scl = 1/(d + e rat); re = (a + c rat) scl, im = (c - a rat) scl
+    rat = fop(b, "fdiv", e, d)
+    scl = fop(b, "fdiv", one, fop(b, "fadd", d, fop(b, "fmul", e, rat)))
+    re1 = fop(b, "fmul", fop(b, "fadd", a, fop(b, "fmul", c, rat)), scl)
+    im1 = fop(b, "fmul", fop(b, "fsub", c, fop(b, "fmul", a, rat)), scl)
+    # y == 0: a/|d|, c/|d| (a complex inf or nan)
+    re0, im0 = fop(b, "fdiv", a, ad), fop(b, "fdiv", c, ad)
+    # |d| < |e|: rat = d/e, scl = 1/(e + d rat); re = (a rat + c) scl, im = (c rat - a) scl
+    rat2 = fop(b, "fdiv", d, e)
+    scl2 = fop(b, "fdiv", one, fop(b, "fadd", e, fop(b, "fmul", d, rat2)))
+    re2 = fop(b, "fmul", fop(b, "fadd", fop(b, "fmul", a, rat2), c), scl2)
+    im2 = fop(b, "fmul", fop(b, "fsub", fop(b, "fmul", c, rat2), a), scl2)
+    zero = b.op("and", b.cmp("fcmp", "oeq", ad, const(a.dtype, 0.0)), b.cmp("fcmp", "oeq", ae, const(a.dtype, 0.0)))
+    first = b.cmp("fcmp", "oge", ad, ae)
+    re, im = b.select(zero, re0, re1), b.select(zero, im0, im1)
+    return b.pack(b.select(first, re, re2), b.select(first, im, im2))
+
+
+@complex_emitter(ew.abs_p)
+def cabs(b, z):
+    """NumPy's SIMD absolute (not hypot): with l = max(|x|, |y|), s = min(|x|, |y|),
+    l * sqrt(fma(s/l, s/l, 1)); an infinite part gives inf, else a nan part nan."""
+    x, y = (intrinsic("fabs", v, b=b) for v in b.parts(z))
+    t = x.dtype
+    inf, nan, zero = const(t, np.inf), const(t, np.nan), const(t, 0.0)
+    xinf, yinf = b.cmp("fcmp", "oeq", x, inf), b.cmp("fcmp", "oeq", y, inf)
+    y = b.select(xinf, inf, y)
+    x = b.select(yinf, inf, x)
+    xnum, ynum = b.cmp("fcmp", "ord", x, x), b.cmp("fcmp", "ord", y, y)
+    y = b.select(xnum, y, nan)
+    x = b.select(ynum, x, nan)
+    larger = intrinsic("maxnum", x, y, b=b)
+    smaller = intrinsic("minnum", y, x, b=b)
+    ok = b.op("and", b.cmp("fcmp", "une", larger, zero), b.cmp("fcmp", "une", smaller, inf))
+    ratio = b.select(ok, fop(b, "fdiv", smaller, larger), zero)
+    h = intrinsic("sqrt", intrinsic("fma", ratio, ratio, const(t, 1.0), b=b), b=b)
+    return fop(b, "fmul", h, larger)
+
+
+@complex_emitter(ew.sign_p)
+def csign(b, z):
+    """NumPy 2's sign: z/|z|; 0 at 0; nan if |z| is nan or both parts are infinite;
+    (+-1, 0) / (0, +-1) for one infinite part."""
+    x, y = b.parts(z)
+    t = x.dtype
+    zero, one, m1, nan = const(t, 0.0), const(t, 1.0), const(t, -1.0), const(t, np.nan)
+    r = libm("hypot")(b, x, y)
+    re, im = fop(b, "fdiv", x, r), fop(b, "fdiv", y, r)
+    is0 = b.cmp("fcmp", "oeq", r, zero)
+    re, im = b.select(is0, zero, re), b.select(is0, zero, im)
+    inf = const(t, np.inf)
+    xinf = b.cmp("fcmp", "oeq", intrinsic("fabs", x, b=b), inf)
+    yinf = b.cmp("fcmp", "oeq", intrinsic("fabs", y, b=b), inf)
+    rinf = b.cmp("fcmp", "oeq", r, inf)
+    xs = b.select(b.cmp("fcmp", "ogt", x, zero), one, m1)
+    ys = b.select(b.cmp("fcmp", "ogt", y, zero), one, m1)
+    ire = b.select(xinf, b.select(yinf, nan, xs), zero)
+    iim = b.select(xinf, b.select(yinf, nan, zero), ys)
+    re, im = b.select(rinf, ire, re), b.select(rinf, iim, im)
+    rnan = b.cmp("fcmp", "uno", r, r)
+    return b.pack(b.select(rnan, nan, re), b.select(rnan, nan, im))
+
+
+@complex_emitter(ew.is_finite_p)
+def cis_finite(b, z):
+    x, y = b.parts(z)
+    inf = const(x.dtype, np.inf)
+    fin = [b.cmp("fcmp", "olt", intrinsic("fabs", v, b=b), inf) for v in (x, y)]
+    return b.op("and", *fin)
 
 
 # --- real / imag / conj / complex: their own primitives ---------------------------------
