@@ -110,6 +110,52 @@ def cne(b, x, y):
     return b.op("or", b.cmp("fcmp", "une", a, d), b.cmp("fcmp", "une", c, e))
 
 
+def _lex(strict_pred: str, tie_pred: str):
+    """NumPy's CLT/CLE/CGT/CGE: (xr < yr and neither imaginary part is nan) or
+    (xr == yr and xi < yi); ``strict_pred``/``tie_pred`` are the fcmp predicates."""
+
+    def emit(b, x, y):
+        (a, c), (d, e) = b.parts(x), b.parts(y)
+        nums = b.op("and", b.cmp("fcmp", "ord", c, c), b.cmp("fcmp", "ord", e, e))
+        first = b.op("and", b.cmp("fcmp", strict_pred, a, d), nums)
+        tie = b.op("and", b.cmp("fcmp", "oeq", a, d), b.cmp("fcmp", tie_pred, c, e))
+        return b.op("or", first, tie)
+
+    return emit
+
+
+clt, cle, cgt, cge = _lex("olt", "olt"), _lex("olt", "ole"), _lex("ogt", "ogt"), _lex("ogt", "oge")
+for _prim, _emit in ((ew.lt_p, clt), (ew.le_p, cle), (ew.gt_p, cgt), (ew.ge_p, cge)):
+    complex_emitter(_prim)(_emit)
+
+
+def has_nan(b, z: Value) -> Value:
+    re, im = b.parts(z)
+    return b.op("or", b.cmp("fcmp", "uno", re, re), b.cmp("fcmp", "uno", im, im))
+
+
+def _extreme(keep_first):
+    """NumPy's complex maximum/minimum: x if x has a nan or keep_first(x, y), else y."""
+
+    def emit(b, x, y):
+        return b.select(b.op("or", has_nan(b, x), keep_first(b, x, y)), x, y)
+
+    return emit
+
+
+cmax, cmin = complex_emitter(ew.max_p)(_extreme(cge)), complex_emitter(ew.min_p)(_extreme(cle))
+
+
+def arg_take(b, better: str, v: Value, best: Value) -> Value:
+    """NumPy's complex argmax (``better`` "ogt") / argmin ("olt") step: take ``v`` if it
+    orders strictly better (real, then imaginary part) or has a nan, unless ``best`` has one."""
+    (vr, vi), (br, bi) = b.parts(v), b.parts(best)
+    t = b.op("or", b.cmp("fcmp", better, vr, br), b.op("and", b.cmp("fcmp", "oeq", vr, br),
+                                                        b.cmp("fcmp", better, vi, bi)))
+    t = b.op("or", t, has_nan(b, v))
+    return b.op("and", t, b.op("xor", has_nan(b, best), Value("true", np.dtype(np.bool_))))
+
+
 # --- casts -----------------------------------------------------------------------------------
 def to_complex(b, x: Value, dtype) -> Value:
     """A real (any kind) or complex ``x`` as complex ``dtype``."""
@@ -276,6 +322,96 @@ def cis_finite(b, z):
     inf = const(x.dtype, np.inf)
     fin = [b.cmp("fcmp", "olt", intrinsic("fabs", v, b=b), inf) for v in (x, y)]
     return b.op("and", *fin)
+
+
+# --- power: NumPy's nc_pow / npy_cpow ---------------------------------------------------------------
+def _plain_mul(b, x, y):
+    """npy_math's cmul: (ad - ce) + i(ae + cd), no FMA (as ``complex_combine``)."""
+    return complex_combine(b, "fmul", x, y)
+
+
+def _int_power(b, z, bits: list, negative):
+    """npy_cpow's loop for an integer exponent 0 < |n| < 100: square-and-multiply over
+    ``bits`` (i1 Values or Python bools, low bit first), then 1/r when ``negative``."""
+    one = const(z.dtype, 1.0)
+    acc, p = one, z
+    for k, bit in enumerate(bits):
+        if bit is True:
+            acc = _plain_mul(b, acc, p)
+        elif bit is not False:
+            acc = b.select(bit, _plain_mul(b, acc, p), acc)
+        if k + 1 < len(bits):
+            p = _plain_mul(b, p, p)
+    if negative is False:
+        return acc
+    inv = cdiv(b, one, acc)
+    return inv if negative is True else b.select(negative, inv, acc)
+
+
+def _unrolled(b, z, n: int):
+    """npy_cpow's unrolled cases n = 1, 2, 3 (exact inf handling), else the loop."""
+    if n == 1:
+        return z
+    if n == 2:
+        return _plain_mul(b, z, z)
+    if n == 3:
+        return _plain_mul(b, z, _plain_mul(b, z, z))
+    m = abs(n)
+    return _int_power(b, z, [bool(m >> k & 1) for k in range(m.bit_length())], n < 0)
+
+
+def _zero_base(b, z, result, positive):
+    """0 ** y: 0 when Re y > 0, else nan + nan i (four complex zeros)."""
+    x, y = b.parts(z)
+    zero = const(x.dtype, 0.0)
+    is0 = b.op("and", b.cmp("fcmp", "oeq", x, zero), b.cmp("fcmp", "oeq", y, zero))
+    if positive is True or positive is False:
+        special = const(z.dtype, 0.0 if positive else complex(np.nan, np.nan))
+    else:
+        special = b.select(positive, const(z.dtype, 0.0), const(z.dtype, complex(np.nan, np.nan)))
+    return b.select(is0, special, result)
+
+
+def integer_power(b, z, n: int):
+    """z ** n for a static int n, as the evaluator's np.power(z, n + 0j) (nc_pow)."""
+    if n == 0:
+        return const(z.dtype, 1.0)
+    r = _unrolled(b, z, n) if -100 < n < 100 else libc(b, "cpow", z, const(z.dtype, float(n)))
+    return _zero_base(b, z, r, n > 0)
+
+
+@complex_emitter(ew.pow_p)
+def cpow(b, z, w):
+    """np.power for complex: nc_pow's special cases (w == 0, z == 0, integer w with
+    |w| < 100 by repeated multiplication), else C cpow."""
+    br, bi = b.parts(w)
+    t = br.dtype
+    zero = const(t, 0.0)
+    n = b.call(f"llvm.fptosi.sat.i64.{_sfx(t)}", np.dtype(np.int64), br,
+               decl=f"declare i64 @llvm.fptosi.sat.i64.{_sfx(t)}({br.ty})")
+    nf = b.cast("sitofp", n, t)
+    bi0 = b.cmp("fcmp", "oeq", bi, zero)
+    isint = b.op("and", bi0, b.cmp("fcmp", "oeq", nf, br))
+    an = b.call("llvm.abs.i64", np.dtype(np.int64), n, Value("false", np.dtype(np.bool_)),
+                decl="declare i64 @llvm.abs.i64(i64, i1)")
+    small = b.op("and", isint, b.cmp("icmp", "slt", an, const(np.int64, 100)))
+    bits = [b.cmp("icmp", "ne", b.op("and", an, const(np.int64, 1 << k)), const(np.int64, 0)) for k in range(7)]
+    loop = _int_power(b, z, bits, b.cmp("fcmp", "olt", br, zero))
+    r = b.select(small, loop, libc(b, "cpow", z, w))
+    for k, unrolled in ((3, _plain_mul(b, z, _plain_mul(b, z, z))), (2, _plain_mul(b, z, z)), (1, z)):
+        r = b.select(b.op("and", isint, b.cmp("icmp", "eq", n, const(np.int64, k))), unrolled, r)
+    r = _zero_base(b, z, r, b.cmp("fcmp", "ogt", br, zero))  # (measured: 0 ** (1+1j) == 0)
+    w0 = b.op("and", bi0, b.cmp("fcmp", "oeq", br, zero))
+    return b.select(w0, const(z.dtype, 1.0), r)
+
+
+def _sfx(t) -> str:
+    return "f64" if t == np.float64 else "f32"
+
+
+@complex_emitter(ew.integer_pow_p)
+def cinteger_pow(b, z, *, y: int):
+    return integer_power(b, z, y)
 
 
 # --- real / imag / conj / complex: their own primitives ---------------------------------
