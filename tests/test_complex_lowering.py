@@ -112,6 +112,15 @@ def test_complex_arguments_take_the_fast_entry_and_scalars():
         np.testing.assert_array_equal(np.asarray(f(z, s)), z * (2 - 1j) + 1j)
     g = fg.jit(lambda z: z * 2)
     assert np.asarray(g(np.complex64(1 + 2j))).dtype == np.complex64
+    # the native entry itself accepts them (status 0: no slow-path conversion)
+    exe = compile_jaxpr(fg.make_jaxpr(lambda z, s: z * s)(z, 1j))
+    for s in (2 - 1j, np.complex128(2 - 1j), np.asarray(2 - 1j)):
+        out = np.empty(5, np.complex128)
+        assert exe._entry((z, s, out)) == 0
+        np.testing.assert_array_equal(out, z * (2 - 1j))
+    exe64 = compile_jaxpr(fg.make_jaxpr(lambda z: z * 2)(np.complex64(1)))
+    out64 = np.empty((), np.complex64)
+    assert exe64._entry((np.complex64(1 + 2j), out64)) == 0 and out64 == 2 + 4j
 
 
 def test_jit_of_complex_code_does_not_fall_back():
