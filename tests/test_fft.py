@@ -7,6 +7,10 @@ vs finite differences, vmap vs loop and jit vs eager of each function are op-tab
 (``tests/op_rows/fft.py``).
 """
 import enum
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -15,6 +19,8 @@ import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.scipy import signal as fsignal
+
+from harness import compiled_and_evaluated
 
 LENGTHS = [1, 2, 3, 5, 7, 16, 17, 97, 128, 1000, 1024]
 NORMS = [None, "backward", "ortho", "forward"]
@@ -195,6 +201,48 @@ def test_vmap_batch_axis_inside_transformed_axes():
     close(got, np.stack([np.fft.irfft(np.fft.rfft(r[:, :, k]) * 1j, n=6) for k in range(3)]))
 
 
+# --- jit: the native lowering (compile_jaxpr must succeed: no evaluator fallback) -------------
+def native(fun, *args):
+    """The natively compiled outputs of ``fun`` and its evaluated ones (same dtypes)."""
+    got, expected = compiled_and_evaluated(fun, *args)
+    for g, e in zip(got, expected):
+        close(np.asarray(g), np.asarray(e))
+    return got
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+def test_jit_fft_and_ifft_compile_natively(n):
+    z = crand(2, n)
+    native(lambda v: (fnp.fft.fft(v), fnp.fft.ifft(v, norm="ortho")), z)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 16, 17, 1000])
+def test_jit_rfft_irfft_hfft_compile_natively(n):
+    r = rng.standard_normal((3, n))
+    native(lambda v: (fnp.fft.rfft(v), fnp.fft.irfft(fnp.fft.rfft(v), n=n), fnp.fft.ihfft(v)), r)
+    native(lambda v: fnp.fft.hfft(v, n=2 * n), crand(n // 2 + 1))
+
+
+def test_jit_nd_dtypes_and_fused_inputs_compile_natively():
+    x32 = rng.standard_normal((3, 5, 4)).astype(np.float32)
+    got = native(lambda v: (fnp.fft.fftn(v), fnp.fft.rfftn(v, s=(4, 6), axes=(0, 2)),
+                            fnp.fft.irfftn(fnp.fft.rfftn(v * 2), s=(3, 5, 4))), x32)
+    assert [g.dtype for g in got] == [np.complex64, np.complex64, np.float32]
+    z = crand(2, 3, 4, 5)
+    native(lambda v: (fnp.fft.fft2(v * 1j + 1), fnp.fft.ifftn(v, axes=(1, 2, 3), norm="forward"),
+                      fnp.fft.fftn(v, axes=(0, 1, 2, 3))), z)
+    native(lambda v: fnp.fft.irfft2(v, s=(3, 9)), crand(4, 3, 5, dtype=np.complex64))
+    native(lambda v: fnp.fft.fft(v[::2, 1:]), crand(6, 9))  # a strided view, materialised first
+    native(lambda v: fsignal.fftconvolve(v, v[:3] * 2, "same"), rng.standard_normal(10))
+
+
+def test_jit_grad_and_vmap_compile_natively():
+    r = rng.standard_normal((4, 8))
+    native(fg.grad(lambda v: fnp.sum(fnp.abs(fnp.fft.rfft(v)) ** 2)), r)
+    native(fg.vmap(lambda v: fnp.fft.ifft2(v), in_axes=1), crand(3, 2, 4))
+    native(fg.jacrev(lambda v: fnp.real(fnp.fft.fft(v))), rng.standard_normal(5))
+
+
 # --- the spectral derivative scenario ---------------------------------------------------------------
 N_GRID = 64
 GRID = 2 * np.pi * np.arange(N_GRID) / N_GRID
@@ -211,6 +259,7 @@ def test_spectral_derivative_matches_analytic_under_jit():
     exact = a * np.cos(GRID) * f
     eager = spectral_dx(f)
     jitted = fg.jit(spectral_dx)(f)
+    native(spectral_dx, f)  # (jit compiles it natively)
     np.testing.assert_allclose(eager, exact, atol=1e-12)
     np.testing.assert_allclose(jitted, exact, atol=1e-12)
     assert jitted.dtype == eager.dtype == np.float64
@@ -226,6 +275,7 @@ def test_spectral_derivative_grad_wrt_parameter():
     g = fg.grad(energy)(a)
     np.testing.assert_allclose(g, fd, rtol=1e-7)
     np.testing.assert_allclose(fg.jit(fg.grad(energy))(a), g, rtol=1e-12)
+    native(fg.grad(energy), a)
 
 
 # --- fftconvolve vs scipy.signal -------------------------------------------------------------------
@@ -261,3 +311,34 @@ def test_numpy_fft_on_a_tracer_dispatches_to_funcgrad():
     closed = fg.make_jaxpr(lambda v: np.fft.rfft(v, norm="ortho"))(x)
     assert "fft_type=rfft" in str(closed)
     close(fg.jit(lambda v: np.fft.irfft(np.fft.rfft(v), n=6))(x), x)
+
+
+# --- the disk cache: a new process links the program and binds its plans without LLVM ------
+_CHILD = textwrap.dedent("""
+    import numpy as np
+    import funcgrad as fg, funcgrad.numpy as fnp
+    from funcgrad.lowering import engine
+    optimised = []
+    real = engine._optimised
+    engine._optimised = lambda text, pto: optimised.append(1) or real(text, pto)
+    f = fg.jit(lambda v: fnp.fft.irfft(fnp.fft.fft2(v).real[:, :4] * 2.0, n=7))
+    out = f(np.linspace(-1.0, 1.0, 35).reshape(5, 7))
+    print(np.asarray(out).tobytes().hex(), len(optimised))
+""")
+
+
+def test_a_new_process_binds_the_plans_from_the_disk_cache(tmp_path):
+    env = dict(os.environ, FUNCGRAD_CACHE_DIR=str(tmp_path), PYTHONPATH=os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    env.pop("FUNCGRAD_NO_DISK_CACHE", None)
+    runs = []
+    for _ in range(2):
+        res = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True, env=env, timeout=300)
+        assert res.returncode == 0, res.stderr
+        runs.append(res.stdout.split())
+    (cold, cold_optimised), (warm, warm_optimised) = runs
+    assert int(cold_optimised) >= 1 and int(warm_optimised) == 0
+    assert warm == cold
+    x = np.linspace(-1.0, 1.0, 35).reshape(5, 7)
+    expected = np.fft.irfft(np.fft.fft2(x).real[:, :4] * 2.0, n=7)
+    np.testing.assert_allclose(np.frombuffer(bytes.fromhex(cold)).reshape(5, 7), expected, atol=1e-13)

@@ -49,7 +49,7 @@ def _passes(fft_type: str, shape, fft_lengths):
     return out
 
 
-@lower_materialized(fft_p)
+@lower_materialized(fft_p, complex_ok=True)
 def _fft_lower(ctx, x, *, fft_type, fft_lengths):
     out = ctx.outs[0]
     cdtype = out.dtype if out.dtype.kind == "c" else x.dtype  # (irfft: the operand is complex)
