@@ -7,15 +7,22 @@ fft of 2**16 complex64, and fft of 64 rows of 1024 (the last axis). Both sides m
 interleaved rounds, thread CPU time, after a warm-up call that compiles), printed with
 the median per-round ratio; the goal is <= 1.2x. The kernels are called through their
 Python entries (``funcgrad.lowering.fft``), which allocate the output as NumPy does.
+
+The second table is what users call: ``jit(fnp.fft.fft)`` and ``jit(fnp.fft.rfft)`` (the
+``fft`` primitive's native lowering, behind a jitted function's dispatch) at the same
+lengths; float64 input to ``fft`` is converted to complex128 inside, as NumPy does.
 """
 from __future__ import annotations  # noqa: I001  (common before NumPy: it sets one BLAS thread)
 
+import os
 import statistics
 
 import common  # noqa: F401
 import numpy as np
 
 from common import fmt, interleaved_times
+import funcgrad as fg
+import funcgrad.numpy as fnp
 from funcgrad.lowering import fft
 
 
@@ -34,14 +41,34 @@ def cases():
     return out
 
 
+def jit_cases():
+    rng = np.random.default_rng(1)
+    jfft, jrfft = fg.jit(fnp.fft.fft), fg.jit(fnp.fft.rfft)
+    out = []
+    for n in (2**16, 10**5 + 3):
+        z = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+        r = rng.standard_normal(n)
+        out.append((f"jit fft  n={n}", lambda z=z: jfft(z), lambda z=z: np.fft.fft(z)))
+        out.append((f"jit rfft n={n}", lambda r=r: jrfft(r), lambda r=r: np.fft.rfft(r)))
+        out.append((f"jit fft  n={n} f64", lambda r=r: jfft(r), lambda r=r: np.fft.fft(r)))
+    return out
+
+
 def main() -> None:
     print("native FFT vs numpy.fft (pocketfft), complex128 / float64")
-    for name, ours, theirs in cases():
+    _table(cases())
+    print("jit(fnp.fft.*) vs numpy.fft")
+    _table(jit_cases())
+    print(f"load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+
+
+def _table(rows) -> None:
+    for name, ours, theirs in rows:
         ours()  # compile
         samples = interleaved_times([("funcgrad", ours), ("numpy", theirs)], rounds=7, min_time=0.1)
         ratio = statistics.median(a / b for a, b in zip(samples["funcgrad"], samples["numpy"]))
         med = {k: statistics.median(v) for k, v in samples.items()}
-        print(f"  {name:16s} funcgrad {fmt(med['funcgrad'])}   numpy {fmt(med['numpy'])}   ratio {ratio:5.2f}x")
+        print(f"  {name:22s} funcgrad {fmt(med['funcgrad'])}   numpy {fmt(med['numpy'])}   ratio {ratio:5.2f}x")
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def test_numpy_ufunc_on_tracer_dispatches_to_funcgrad():
 
 def test_numpy_function_funcgrad_lacks():
     with pytest.raises(TypeError, match="cannot"):
-        fg.make_jaxpr(lambda x: np.fft.fft(x))(np.ones(4))
+        fg.make_jaxpr(lambda x: np.array_repr(x))(np.ones(4))
 
 
 def test_broadcast_error_names_function_and_shapes():
@@ -62,8 +62,8 @@ def test_broadcast_error_names_function_and_shapes():
 
 
 def test_missing_numpy_function_is_attribute_error():
-    with pytest.raises(AttributeError, match="funcgrad.numpy has no function 'fft'"):
-        fnp.fft  # noqa: B018
+    with pytest.raises(AttributeError, match="funcgrad.numpy has no function 'save'"):
+        fnp.save  # noqa: B018
     with pytest.raises(AttributeError, match="no attribute"):
         fnp.definitely_not_a_numpy_name  # noqa: B018
 

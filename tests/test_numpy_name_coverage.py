@@ -1,5 +1,5 @@
-"""Every public function of ``jax.numpy`` and ``jax.numpy.linalg`` exists in
-``funcgrad.numpy`` / ``funcgrad.numpy.linalg``, or is allow-listed here with a reason.
+"""Every public function of ``jax.numpy``, ``jax.numpy.linalg`` and ``jax.numpy.fft`` exists
+in ``funcgrad.numpy`` / ``funcgrad.numpy.linalg`` / ``funcgrad.numpy.fft``, or is allow-listed here with a reason.
 
 The name lists are data (from JAX's ``jax/numpy/__init__.py`` and ``jax/numpy/linalg.py``,
 JAX 0.4.3x-0.5, plus the later array-API additions ``cumulative_prod``, ``matvec``,
@@ -49,6 +49,11 @@ matrix_power matrix_rank matrix_transpose multi_dot norm outer pinv qr slogdet s
 tensordot tensorinv tensorsolve trace vector_norm vecdot
 """.split()
 
+JAX_FFT_FUNCTIONS = """
+fft fft2 fftfreq fftn fftshift hfft ifft ifft2 ifftn ifftshift ihfft irfft irfft2 irfftn rfft rfft2
+rfftfreq rfftn
+""".split()
+
 _COMPLEX = "complex dtypes and FFTs are issue #16"
 _IO = "file/buffer I/O and printing: NumPy's own functions work on funcgrad's eager values (ndarrays)"
 
@@ -86,6 +91,12 @@ def test_lists_are_clean():
     unknown = [n for n in ALLOWED_MISSING
                if n not in JAX_NUMPY_FUNCTIONS and n.removeprefix("linalg.") not in JAX_LINALG_FUNCTIONS]
     assert not unknown, unknown
+
+
+def test_every_jax_numpy_fft_function_exists():
+    missing = [n for n in JAX_FFT_FUNCTIONS if not callable(getattr(fnp.fft, n, None))]
+    assert not missing, f"funcgrad.numpy.fft lacks these jax.numpy.fft functions: {missing}"
+    assert sorted(fnp.fft.__all__) == sorted(JAX_FFT_FUNCTIONS)
 
 
 def test_star_import_gives_exactly_all():

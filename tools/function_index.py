@@ -1,5 +1,5 @@
 """The README's function index: every name of ``funcgrad.numpy`` (``funcgrad.numpy_api.__all__``)
-and ``funcgrad.numpy.linalg``, grouped by the ``funcgrad/numpy_api/`` module that defines
+, ``funcgrad.numpy.linalg`` and ``funcgrad.numpy.fft``, grouped by the ``funcgrad/numpy_api/`` module that defines
 it, one line of backticked names per module. It lives between two marker comments in
 README.md, ``<!-- function-index:start -->`` and ``<!-- function-index:end -->``.
 
@@ -50,6 +50,9 @@ def render() -> str:
     lin = sorted(set(fnp.linalg.__all__))
     lines += ["", f"`funcgrad.numpy.linalg` ({len(lin)} names):", ""]
     lines += [_line(mod, names) for mod, names in _groups(fnp.linalg, lin).items()]
+    ffts = sorted(set(fnp.fft.__all__))
+    lines += ["", f"`funcgrad.numpy.fft` ({len(ffts)} names):", ""]
+    lines += [_line(mod, names) for mod, names in _groups(fnp.fft, ffts).items()]
     lines.append(END)
     return "\n".join(lines)
 

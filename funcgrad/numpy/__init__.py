@@ -2,6 +2,7 @@
 NumPy arrays and on traced values alike. See ``funcgrad.numpy_api`` for the code."""
 import numpy as _np
 
+from funcgrad.numpy import fft  # noqa: F401,E402  (the submodule funcgrad.numpy.fft)
 from funcgrad.numpy_api import *  # noqa: F401,F403
 from funcgrad.numpy_api import __all__ as _api_all  # noqa: F401
 from funcgrad.numpy_api import indexing, linalg  # noqa: F401
@@ -27,7 +28,7 @@ inexact, signedinteger, unsignedinteger = _np.inexact, _np.signedinteger, _np.un
 
 # Every public name: the functions (``funcgrad.numpy_api``), the submodules, and the dtypes
 # and constants above (``from funcgrad.numpy import *`` gives exactly these).
-__all__ = sorted({*_api_all, "linalg", "indexing", "at", "AxisError",
+__all__ = sorted({*_api_all, "linalg", "fft", "indexing", "at", "AxisError",
                   *(n for n in dir() if not n.startswith("_") and n not in ("annotations",))})
 
 

@@ -141,8 +141,9 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 
 def _array_function(self, func, types, args, kwargs):
-    fn = getattr(_fnp(), func.__name__, None)
-    if fn is None or getattr(func, "__module__", "").startswith("numpy.linalg"):
+    module = getattr(func, "__module__", "")
+    fn = getattr(_fnp().fft if module.startswith("numpy.fft") else _fnp(), func.__name__, None)
+    if not callable(fn) or module.startswith("numpy.linalg"):
         raise TypeError(
             f"numpy.{func.__name__} cannot see inside a traced array and funcgrad.numpy has no "
             f"'{func.__name__}'; rewrite with funcgrad.numpy functions"

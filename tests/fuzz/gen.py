@@ -23,6 +23,15 @@ DTYPES = ("float64", "float32", "int32", "int64", "bool", "int8", "int16", "uint
 PY_SCALARS = ("pyfloat", "pyint")
 MAX_ABS = {"f": 1e3, "i": 1e6, "u": 1e6, "b": 2}
 BATCH = 3  # vmap batch size
+# complex128 in the middle, a real float64 result (``t_complex``)
+COMPLEX_TEXTS = [
+    "{M}.abs({M}.exp(1j * {a}) * (0.5 - 2j) + {b})",
+    "(({a} + 1j * {b}) * ({b} - 0.5j)).real",
+    "{M}.imag({M}.sqrt({a} + 1j * {b}))",
+    "{M}.real(({a} + 1j) / ({b} - 2j))",
+    "{M}.abs({M}.sin({a} + 0.5j * {b})) + {M}.angle({b} - 1j)",
+    "{M}.real({M}.sum({a} * (1 + 2j) * {b} ** 2))",
+]
 
 
 def _cast_render(a: Term, dt: str):
@@ -459,9 +468,19 @@ class Gen:
             texts.append(f"{{M}}.argsort({{a}}, axis={ax})")
         return self.make(self.fmt(self.rng.choice(texts), a=a), [a], env)
 
+    def t_complex(self, pool, env):
+        """A real value computed through complex128 intermediates (so every check, jit
+        and grad included, runs complex code; the outputs stay real)."""
+        a = self.pick(pool, "f", lambda t: t.arr.dtype == np.float64)
+        b = a and self.pick(pool, "f", lambda t: t.arr.dtype == np.float64 and _broadcasts(t.shape, a.shape))
+        if b is None:
+            return None
+        text = self.rng.choice(COMPLEX_TEXTS)
+        return self.make(self.fmt(text, a=a, b=b), [a, b], env)
+
     SIMPLE = ["t_unary"] * 4 + ["t_binary"] * 4 + ["t_compare", "t_where", "t_cast", "t_reduce",
                                                       "t_shape", "t_static_index", "t_traced_index",
-                                                      "t_at", "t_contract", "t_sort"]
+                                                      "t_at", "t_contract", "t_sort", "t_complex"]
 
     # -- control flow ---------------------------------------------------------------
     def body(self, carry: Term, env: dict, extra_locals=()) -> Term | None:
