@@ -13,6 +13,8 @@ the same-named family under ``funcgrad/core/prims``):
 - ``builder``: textual LLVM IR builder with structured loops;
 - ``context``: operands, indices, the lowering context and THE loop-nest generator;
 - ``elementwise`` / ``structural`` / ``reductions`` / ``dot`` / ``indexing``: rules;
+- ``complex_math``: complex operands of those rules (``COMPLEX_EMITTERS``) and the
+  ``real``/``imag``/``conj``/``complex`` rules;
 - ``compiler``: simplify (algebraic rewrites of ``algebra``, CSE, DCE), fusion plan, buffer plan, emission;
 - ``dispatch``: the native entry points and the Python calling wrapper;
 - ``engine``: the one MCJIT engine, optimisation pipeline and in-process cache.
