@@ -307,10 +307,12 @@ def provider(kind: str):
 
         def wrapped(*args, **kwargs):
             log = getattr(_recording, "log", None)
-            if log is not None:  # (recorded positionally, defaults filled in)
-                bound = signature.bind(*args, **kwargs)
+            if log is not None:  # (recorded positionally, defaults filled in; once each:
+                bound = signature.bind(*args, **kwargs)  # emission asks per call site)
                 bound.apply_defaults()
-                log.append([kind, *bound.args])
+                entry = [kind, *bound.args]
+                if entry not in log:
+                    log.append(entry)
             return fn(*args, **kwargs)
 
         wrapped.__name__, wrapped.__doc__, wrapped.__wrapped__ = fn.__name__, fn.__doc__, fn
@@ -330,14 +332,29 @@ class recording:
     def __exit__(self, *exc):
         _recording.log = self._outer
         if self._outer is not None:
-            self._outer.extend(self.log)
+            self._outer.extend(e for e in self.log if e not in self._outer)
+
+
+# Requirements already replayed in this process: providers bind names once per process, so
+# a second replay of the same call is a no-op (records written before the log was
+# deduplicated list a math library once per call site: 30 calls for the 50-op W10).
+_replayed: set = set()
 
 
 def replay(requirement) -> None:
     """Call the provider a recorded ``[kind, *args]`` names (KeyError/TypeError if the
     record does not fit this funcgrad)."""
+    try:
+        token = tuple(requirement)
+        done = token in _replayed
+    except TypeError:  # (an unhashable argument: not a record this code wrote)
+        token, done = None, False
+    if done:
+        return
     kind, *args = requirement
     _providers[kind](*args)
+    if token is not None:
+        _replayed.add(token)
 
 
 def live_modules() -> int:
