@@ -72,11 +72,15 @@ def _init():
 PIPELINES = "full: O2 loop+slp vectorize, codegen O2; loop-free programs: O1, codegen O0 (fast isel)"
 
 
-def _tuning(slp: bool, speed: int = 2):
+def tuning(slp: bool, speed: int = 2):
+    """New pipeline tuning options (a pipeline built from them consumes them)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=speed)
     pto.loop_vectorization = speed >= 2
     pto.slp_vectorization = slp
     return pto
+
+
+_tuning = tuning
 
 
 def _loop_free_tools():
@@ -158,15 +162,21 @@ class CompiledModule:
     optimised IR text, computed on request). Its machine code is unloaded when this
     handle is garbage-collected, so hold it as long as its code may run."""
 
-    __slots__ = ("addrs", "_text", "_library", "_finalizer", "__weakref__")  # _text: str, or a function giving it
+    # (_text: str, or a function giving it)
+    __slots__ = ("addrs", "_text", "_library", "_finalizer", "_kept", "__weakref__")
 
     def __init__(self, addrs, text, tracker, library: bool = False):
         self.addrs, self._text, self._library = addrs, text, library
+        self._kept = []  # modules this one's code calls into (``tiered``: the optimised tier)
         # A finalizer, not __del__: it holds the ORC resource tracker itself, so the
         # garbage collector cannot unload the code (finalising the tracker of a dead
         # cycle first) before the module's caches are released by that very code.
         self._finalizer = weakref.finalize(self, _unload, tracker, addrs.get("release"))
         self._finalizer.atexit = False  # (the process is ending: nothing to give back)
+
+    def keep(self, other: "CompiledModule") -> None:
+        """Keep ``other`` loaded as long as this module."""
+        self._kept.append(other)
 
     @property
     def optimized(self) -> str:
@@ -242,13 +252,21 @@ def compile_module(text: str, symbols: list[str], unique: str = "@fg_main_", imp
     clash, and the text is compiled as it is: the same text gives the same object code
     in every process (which is what the disk cache stores). ``library``: its functions
     are called by other modules (``compile_ir``), so it always gets the full pipeline."""
+    from funcgrad.lowering import tiered  # (it imports this module)
+
     imports = imports or {}
     cache_key = (text, tuple(sorted(imports.items())), library) if imports or library else text
     with _lock:
         hit = _module_cache.get(cache_key)
         if hit is not None and all(s in hit.addrs for s in symbols):
             return hit
-        handle = _link(_object_code(text, library), declared_names(text), symbols, unique, imports, text, library)
+        key = object_key(text, library)
+        obj = disk_cache.load(key) if key else None
+        if key is None and tiered.eligible(text, symbols, unique, library):  # (disk cache off)
+            handle = tiered.compile_quick(text, symbols, imports)  # (the optimised code follows)
+        else:
+            obj = obj if obj is not None else _object_code(text, library)
+            handle = _link(obj, declared_names(text), symbols, unique, imports, text, library)
         _module_cache[cache_key] = handle
         return handle
 
@@ -273,19 +291,30 @@ def load_module(key: str, declared: list[str], symbols: list[str], imports: dict
         return handle
 
 
-def _link(obj: bytes, declared, symbols, unique, imports, text, library=False) -> CompiledModule:
+def _link(obj: bytes, declared, symbols, unique, imports, text, library=False, extra=None) -> CompiledModule:
     st = _init()
     builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
     for name in declared:
         address = imports.get(name, _symbols.get(name))
         if address is not None:
             builder.import_symbol(name, address)
+    extra = extra or {}
     for s in symbols:
         builder.export_symbol(unique[1:] + s)
+    for name in extra.values():
+        builder.export_symbol(name)
     _counter[0] += 1
     tracker = builder.link(st["lljit"], f"fg_lib{_counter[0]}")
     addrs = {s: tracker[unique[1:] + s] for s in symbols}
+    addrs.update({k: tracker[name] for k, name in extra.items()})
     return CompiledModule(addrs, text, tracker, library)
+
+
+def link_object(obj: bytes, declared, symbols, imports, text, extra_exports=None) -> CompiledModule:
+    """Link a program's object code (``@fg_main_<symbol>`` entry points) as a library of
+    its own; ``extra_exports`` ({key: symbol}) adds more addresses to ``addrs``."""
+    with _lock:
+        return _link(obj, declared, symbols, "@fg_main_", imports, text, False, extra_exports)
 
 
 # --- what a program needs besides its object code -------------------------------------------
