@@ -44,6 +44,7 @@ import weakref
 
 import llvmlite.binding as llvm
 
+from funcgrad import config
 from funcgrad.lowering import engine
 
 EXIT_WAIT = 2.0  # seconds the interpreter's exit waits for the worker's current LLVM step
@@ -66,7 +67,7 @@ def set_mode(mode: str) -> str:
 
 
 def _enabled() -> bool:
-    return _mode[0] != "off" and os.environ.get("FUNCGRAD_NO_TIERED_COMPILE", "") in ("", "0")
+    return _mode[0] != "off" and not config.flag(config.NO_TIERED_COMPILE)
 
 
 def eligible(text: str, symbols, unique: str, library: bool) -> bool:
