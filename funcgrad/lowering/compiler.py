@@ -11,6 +11,7 @@ by more than one loop ("root"); cheap values are recomputed in each loop instead
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 import numpy as np
@@ -182,7 +183,10 @@ class Plan:
 
 
 def _size(aval) -> int:
-    return int(np.prod(aval.shape, dtype=np.int64)) if hasattr(aval, "shape") else 1
+    # (math.prod of the shape's ints: ``plan`` asks several times per equation, and
+    # ``np.prod`` costs microseconds a call)
+    shape = getattr(aval, "shape", None)
+    return 1 if shape is None else int(math.prod(shape))
 
 
 def _nbytes(aval) -> int:

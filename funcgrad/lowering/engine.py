@@ -27,6 +27,7 @@ import ctypes
 import inspect
 import re
 import threading
+import time
 import weakref
 
 import llvmlite
@@ -260,6 +261,7 @@ def compile_module(text: str, symbols: list[str], unique: str = "@fg_main_", imp
         hit = _module_cache.get(cache_key)
         if hit is not None and all(s in hit.addrs for s in symbols):
             return hit
+        _last_compile[0] = time.monotonic()
         key = object_key(text, library)
         obj = disk_cache.load(key) if key else None
         if key is None and tiered.eligible(text, symbols, unique, library):  # (disk cache off)
@@ -268,7 +270,17 @@ def compile_module(text: str, symbols: list[str], unique: str = "@fg_main_", imp
             obj = obj if obj is not None else _object_code(text, library)
             handle = _link(obj, declared_names(text), symbols, unique, imports, text, library)
         _module_cache[cache_key] = handle
+        _last_compile[0] = time.monotonic()
         return handle
+
+
+_last_compile = [0.0]  # time.monotonic() of the last compile on a calling thread
+
+
+def last_compile() -> float:
+    """When ``compile_module`` last compiled (``time.monotonic()``): ``tiered``'s worker
+    waits for a quiet moment, since LLVM runs one call at a time in a process."""
+    return _last_compile[0]
 
 
 def load_module(key: str, declared: list[str], symbols: list[str], imports: dict, text,

@@ -26,6 +26,12 @@ the same IEEE operations in the same order, and the vector-math library is the s
 compiled code whether the loop calls its vector or its scalar entry
 (``tests/test_first_call_tiers.py`` compares the bits over the op-table programs).
 
+llvmlite runs one LLVM call at a time in a process (a global lock), so the worker would
+hold up the calling thread's next compile for up to one of its steps (≈ 5 ms): it starts a
+step only after the calling thread has compiled nothing for ``QUIET`` seconds. A burst of
+compiles (a program jitting many functions at start, the test suite) runs quick code and
+is optimised after the burst, each program only if it is still alive.
+
 The worker is a daemon thread, created on first use; exit never waits for its queue: at
 exit it is told to stop and the interpreter waits at most for the LLVM step it is in
 (bounded by ``EXIT_WAIT`` seconds), so the LLVM library is not torn down under it.
@@ -40,6 +46,7 @@ import os
 import queue
 import re
 import threading
+import time
 import weakref
 
 import llvmlite.binding as llvm
@@ -48,6 +55,7 @@ from funcgrad import config
 from funcgrad.lowering import engine
 
 EXIT_WAIT = 2.0  # seconds the interpreter's exit waits for the worker's current LLVM step
+QUIET = 0.05  # seconds without a foreground compile before the worker starts an LLVM step
 _FAST_MATH = re.compile(r"\b(?:fast|reassoc|contract|nnan|ninf|nsz|arcp|afn)\b")
 _TRAMPOLINED = ("entry", "entry_ptrs")  # the symbols that run code (``release`` stays per tier)
 _mode = ["auto"]  # "auto" | "off" | "quick" (quick code only, never swapped: for tests)
@@ -156,12 +164,23 @@ def _run(q, stop) -> None:
                 _idle.notify_all()
 
 
+def _wait_quiet(stop) -> bool:
+    """Wait until the calling threads have compiled nothing for ``QUIET`` seconds; False
+    if told to stop meanwhile."""
+    while not stop.is_set():
+        idle = time.monotonic() - engine.last_compile()
+        if idle >= QUIET:
+            return True
+        stop.wait(QUIET - idle)
+    return False
+
+
 def _tier_up(job, tools, stop) -> None:
     text, symbols, imports, slots, ref = job
-    if ref() is None:  # (the program died first: nothing to swap)
+    if not _wait_quiet(stop) or ref() is None:  # (the program died first: nothing to swap)
         return
     obj = _optimised_object(text, tools, stop)
-    if obj is None or stop.is_set():
+    if obj is None or not _wait_quiet(stop):
         return
     with engine._lock:
         quick = ref()
@@ -182,12 +201,12 @@ def _optimised_object(text: str, tools, stop) -> bytes | None:
         try:
             mod.triple, mod.data_layout = st["triple"], st["data_layout"]
             mod.verify()
-            if stop.is_set():
+            if not _wait_quiet(stop):
                 return None
             pb = llvm.create_pass_builder(tm, engine.tuning(slp=slp))
             pb.getModulePassManager().run(mod, pb)
             mod.verify()
-            if stop.is_set():
+            if not _wait_quiet(stop):
                 return None
             return tm.emit_object(mod)
         except RuntimeError:
