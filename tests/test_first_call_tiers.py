@@ -163,3 +163,24 @@ def test_switched_off_by_the_environment(monkeypatch):
         assert not any("tier:entry" in m.addrs or m._kept for m in engine._module_cache.values())
     finally:
         tiered.set_mode(previous)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_compiles_while_the_parent_tiers_up(tier_mode):
+    engine._module_cache.clear()
+    x = np.linspace(-1.0, 1.0, 300)
+    f = fg.jit(lambda v: fnp.tanh(v) * fnp.sin(v * 3.0) + 2.0)
+    f(x)  # its optimised code is queued (or being compiled) now
+    pid = os.fork()
+    if pid == 0:  # the child: no worker thread, no lock held by one
+        code = 1
+        try:
+            g = fg.jit(lambda v: fnp.exp(-v * v) * 4.0 + v)
+            ok = np.allclose(g(x), np.exp(-x * x) * 4.0 + x, rtol=1e-14) and tiered.wait(30)
+            code = 0 if ok else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert tiered.wait(30)
+    np.testing.assert_allclose(f(x), np.tanh(x) * np.sin(x * 3.0) + 2.0, rtol=1e-14)

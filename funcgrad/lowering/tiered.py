@@ -54,6 +54,8 @@ import llvmlite.binding as llvm
 from funcgrad import config
 from funcgrad.lowering import engine
 
+__all__ = ["compile_quick", "eligible", "set_mode", "wait"]
+
 EXIT_WAIT = 2.0  # seconds the interpreter's exit waits for the worker's current LLVM step
 QUIET = 0.05  # seconds without a foreground compile before the worker starts an LLVM step
 _FAST_MATH = re.compile(r"\b(?:fast|reassoc|contract|nnan|ninf|nsz|arcp|afn)\b")
@@ -62,6 +64,9 @@ _mode = ["auto"]  # "auto" | "off" | "quick" (quick code only, never swapped: fo
 _state: dict = {}
 _pending = [0]  # jobs queued and not finished
 _idle = threading.Condition()
+# Held by the worker around each of its LLVM calls: a fork waits for it, so the child never
+# inherits llvmlite's lock (or the engine's) taken by a thread that does not exist there.
+_step = threading.Lock()
 
 
 def set_mode(mode: str) -> str:
@@ -154,7 +159,8 @@ def _run(q, stop) -> None:
             if job is None or stop.is_set():
                 return
             if tools is None:  # this thread's own context, pass options and target machine
-                tools = (llvm.create_context(), engine._init()["make_tm"](2))
+                with _step:
+                    tools = (llvm.create_context(), engine._init()["make_tm"](2))
             _tier_up(job, tools, stop)
         except Exception:  # noqa: BLE001  (the quick code keeps running: always correct)
             pass
@@ -182,7 +188,7 @@ def _tier_up(job, tools, stop) -> None:
     obj = _optimised_object(text, tools, stop)
     if obj is None or not _wait_quiet(stop):
         return
-    with engine._lock:
+    with _step, engine._lock:
         quick = ref()
         if quick is None:
             return
@@ -197,23 +203,28 @@ def _optimised_object(text: str, tools, stop) -> bytes | None:
     context, tm = tools
     st = engine._init()
     for slp in (True, False):  # (an optimiser failure: retried without the SLP vectorizer)
-        mod = llvm.parse_assembly(text, context=context)
+        with _step:
+            mod = llvm.parse_assembly(text, context=context)
         try:
-            mod.triple, mod.data_layout = st["triple"], st["data_layout"]
-            mod.verify()
+            with _step:
+                mod.triple, mod.data_layout = st["triple"], st["data_layout"]
+                mod.verify()
             if not _wait_quiet(stop):
                 return None
-            pb = llvm.create_pass_builder(tm, engine.tuning(slp=slp))
-            pb.getModulePassManager().run(mod, pb)
-            mod.verify()
+            with _step:
+                pb = llvm.create_pass_builder(tm, engine.tuning(slp=slp))
+                pb.getModulePassManager().run(mod, pb)
+                mod.verify()
             if not _wait_quiet(stop):
                 return None
-            return tm.emit_object(mod)
+            with _step:
+                return tm.emit_object(mod)
         except RuntimeError:
             if not slp:
                 raise
         finally:
-            mod.close()
+            with _step:
+                mod.close()
     return None
 
 
@@ -234,10 +245,13 @@ def _stop_at_exit() -> None:
 
 
 def _after_fork_in_child() -> None:  # the worker thread does not exist in a forked child
+    global _idle
     _state.clear()
     _pending[0] = 0
+    _idle = threading.Condition()
+    _step.release()
 
 
 atexit.register(_stop_at_exit)
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(before=_step.acquire, after_in_parent=_step.release, after_in_child=_after_fork_in_child)
