@@ -23,6 +23,7 @@ DUMP_JAXPR = "FUNCGRAD_DUMP_JAXPR"
 DUMP_IR = "FUNCGRAD_DUMP_IR"
 NO_BLAS = "FUNCGRAD_NO_BLAS"
 NO_DISK_CACHE = "FUNCGRAD_NO_DISK_CACHE"
+NO_TIERED_COMPILE = "FUNCGRAD_NO_TIERED_COMPILE"
 CACHE_DIR = "FUNCGRAD_CACHE_DIR"
 CACHE_MAX_MB = "FUNCGRAD_CACHE_MAX_MB"
 NUM_THREADS = "FUNCGRAD_NUM_THREADS"
@@ -35,6 +36,7 @@ SWITCHES: dict[str, str] = {
     DUMP_IR: "print the LLVM IR of each compilation before and after optimisation",
     NO_BLAS: "compile matrix products as loop kernels instead of BLAS calls (read at import)",
     NO_DISK_CACHE: "neither read nor write the on-disk compilation cache",
+    NO_TIERED_COMPILE: "compile cold programs optimised on the calling thread (no quick code first)",
 }
 
 # Settings with a value (read with ``setting``), listed by ``describe()`` and the README.

@@ -245,8 +245,9 @@ class _Rewriter:
                  add_p: self.add, sub_p: self.add, mul_p: self.mul,
                  reduce_sum_p: self.reduce, reduce_max_p: self.reduce, reduce_min_p: self.reduce}
         self._hoisted = None
+        subst = self.subst
         for e in jaxpr.eqns:
-            ins = [self.read(a) for a in e.inputs]
+            ins = [subst.get(id(a), a) if type(a) is Var else a for a in e.inputs]
             rule = rules.get(e.primitive)
             self.source_info = e.source_info
             if e.primitive is scan_p:
@@ -254,17 +255,22 @@ class _Rewriter:
                 if acc is not None:  # (the other outputs were mapped by the rule)
                     self.subst[id(e.outputs[self._hoisted])] = acc
                     continue
-            new = rule(e._replace(inputs=ins), *ins) if rule is not None and len(e.outputs) == 1 else None
+            if subst and any([a is not b for a, b in zip(ins, e.inputs)]):
+                e = _new_eqn(Eqn, (e.primitive, ins, e.outputs, e.params, e.source_info))
+            new = rule(e, *ins) if rule is not None and len(e.outputs) == 1 else None
             if new is not None and _same_type(new, e.outputs[0]):
                 self.subst[id(e.outputs[0])] = new
                 if isinstance(new, Var):  # its readers are now the replaced value's
                     self.uses[id(new)] += self.uses[id(e.outputs[0])]
                 continue
-            ne = e._replace(inputs=ins)
+            ne = e  # (its inputs already read through subst above)
             self.eqns.append(ne)
             for o in e.outputs:
                 self.producer[id(o)] = ne
         return Jaxpr(jaxpr.constvars, jaxpr.invars, self.eqns, [self.read(v) for v in jaxpr.outvars])
+
+
+_new_eqn = tuple.__new__  # Eqn(...) without NamedTuple's Python-level __new__/_replace
 
 
 def _accumulator(bj: Jaxpr, nc: int, nk: int, c: int):

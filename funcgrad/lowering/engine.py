@@ -27,6 +27,7 @@ import ctypes
 import inspect
 import re
 import threading
+import time
 import weakref
 
 import llvmlite
@@ -80,11 +81,15 @@ def _features() -> str:
 PIPELINES = "full: O2 loop+slp vectorize, codegen O2; loop-free programs: O1, codegen O0 (fast isel)"
 
 
-def _tuning(slp: bool, speed: int = 2):
+def tuning(slp: bool, speed: int = 2):
+    """New pipeline tuning options (a pipeline built from them consumes them)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=speed)
     pto.loop_vectorization = speed >= 2
     pto.slp_vectorization = slp
     return pto
+
+
+_tuning = tuning
 
 
 def _loop_free_tools():
@@ -166,15 +171,21 @@ class CompiledModule:
     optimised IR text, computed on request). Its machine code is unloaded when this
     handle is garbage-collected, so hold it as long as its code may run."""
 
-    __slots__ = ("addrs", "_text", "_library", "_finalizer", "__weakref__")  # _text: str, or a function giving it
+    # (_text: str, or a function giving it)
+    __slots__ = ("addrs", "_text", "_library", "_finalizer", "_kept", "__weakref__")
 
     def __init__(self, addrs, text, tracker, library: bool = False):
         self.addrs, self._text, self._library = addrs, text, library
+        self._kept = []  # modules this one's code calls into (``tiered``: the optimised tier)
         # A finalizer, not __del__: it holds the ORC resource tracker itself, so the
         # garbage collector cannot unload the code (finalising the tracker of a dead
         # cycle first) before the module's caches are released by that very code.
         self._finalizer = weakref.finalize(self, _unload, tracker, addrs.get("release"))
         self._finalizer.atexit = False  # (the process is ending: nothing to give back)
+
+    def keep(self, other: "CompiledModule") -> None:
+        """Keep ``other`` loaded as long as this module."""
+        self._kept.append(other)
 
     @property
     def optimized(self) -> str:
@@ -250,15 +261,34 @@ def compile_module(text: str, symbols: list[str], unique: str = "@fg_main_", imp
     clash, and the text is compiled as it is: the same text gives the same object code
     in every process (which is what the disk cache stores). ``library``: its functions
     are called by other modules (``compile_ir``), so it always gets the full pipeline."""
+    from funcgrad.lowering import tiered  # (it imports this module)
+
     imports = imports or {}
     cache_key = (text, tuple(sorted(imports.items())), library) if imports or library else text
     with _lock:
         hit = _module_cache.get(cache_key)
         if hit is not None and all(s in hit.addrs for s in symbols):
             return hit
-        handle = _link(_object_code(text, library), declared_names(text), symbols, unique, imports, text, library)
+        _last_compile[0] = time.monotonic()
+        key = object_key(text, library)
+        obj = disk_cache.load(key) if key else None
+        if key is None and tiered.eligible(text, symbols, unique, library):  # (disk cache off)
+            handle = tiered.compile_quick(text, symbols, imports)  # (the optimised code follows)
+        else:
+            obj = obj if obj is not None else _object_code(text, library)
+            handle = _link(obj, declared_names(text), symbols, unique, imports, text, library)
         _module_cache[cache_key] = handle
+        _last_compile[0] = time.monotonic()
         return handle
+
+
+_last_compile = [0.0]  # time.monotonic() of the last compile on a calling thread
+
+
+def last_compile() -> float:
+    """When ``compile_module`` last compiled (``time.monotonic()``): ``tiered``'s worker
+    waits for a quiet moment, since LLVM runs one call at a time in a process."""
+    return _last_compile[0]
 
 
 def load_module(key: str, declared: list[str], symbols: list[str], imports: dict, text,
@@ -281,19 +311,30 @@ def load_module(key: str, declared: list[str], symbols: list[str], imports: dict
         return handle
 
 
-def _link(obj: bytes, declared, symbols, unique, imports, text, library=False) -> CompiledModule:
+def _link(obj: bytes, declared, symbols, unique, imports, text, library=False, extra=None) -> CompiledModule:
     st = _init()
     builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
     for name in declared:
         address = imports.get(name, _symbols.get(name))
         if address is not None:
             builder.import_symbol(name, address)
+    extra = extra or {}
     for s in symbols:
         builder.export_symbol(unique[1:] + s)
+    for name in extra.values():
+        builder.export_symbol(name)
     _counter[0] += 1
     tracker = builder.link(st["lljit"], f"fg_lib{_counter[0]}")
     addrs = {s: tracker[unique[1:] + s] for s in symbols}
+    addrs.update({k: tracker[name] for k, name in extra.items()})
     return CompiledModule(addrs, text, tracker, library)
+
+
+def link_object(obj: bytes, declared, symbols, imports, text, extra_exports=None) -> CompiledModule:
+    """Link a program's object code (``@fg_main_<symbol>`` entry points) as a library of
+    its own; ``extra_exports`` ({key: symbol}) adds more addresses to ``addrs``."""
+    with _lock:
+        return _link(obj, declared, symbols, "@fg_main_", imports, text, False, extra_exports)
 
 
 # --- what a program needs besides its object code -------------------------------------------
@@ -315,10 +356,12 @@ def provider(kind: str):
 
         def wrapped(*args, **kwargs):
             log = getattr(_recording, "log", None)
-            if log is not None:  # (recorded positionally, defaults filled in)
-                bound = signature.bind(*args, **kwargs)
+            if log is not None:  # (recorded positionally, defaults filled in; once each:
+                bound = signature.bind(*args, **kwargs)  # emission asks per call site)
                 bound.apply_defaults()
-                log.append([kind, *bound.args])
+                entry = [kind, *bound.args]
+                if entry not in log:
+                    log.append(entry)
             return fn(*args, **kwargs)
 
         wrapped.__name__, wrapped.__doc__, wrapped.__wrapped__ = fn.__name__, fn.__doc__, fn
@@ -338,14 +381,29 @@ class recording:
     def __exit__(self, *exc):
         _recording.log = self._outer
         if self._outer is not None:
-            self._outer.extend(self.log)
+            self._outer.extend(e for e in self.log if e not in self._outer)
+
+
+# Requirements already replayed in this process: providers bind names once per process, so
+# a second replay of the same call is a no-op (records written before the log was
+# deduplicated list a math library once per call site: 30 calls for the 50-op W10).
+_replayed: set = set()
 
 
 def replay(requirement) -> None:
     """Call the provider a recorded ``[kind, *args]`` names (KeyError/TypeError if the
     record does not fit this funcgrad)."""
+    try:
+        token = tuple(requirement)
+        done = token in _replayed
+    except TypeError:  # (an unhashable argument: not a record this code wrote)
+        token, done = None, False
+    if done:
+        return
     kind, *args = requirement
     _providers[kind](*args)
+    if token is not None:
+        _replayed.add(token)
 
 
 def live_modules() -> int:
