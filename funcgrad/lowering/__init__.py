@@ -41,7 +41,7 @@ from typing import NamedTuple
 from funcgrad import config
 from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.errors import LoweringError
-from funcgrad.lowering import dot, elementwise, indexing, reductions, structural  # noqa: F401  (register rules)
+from funcgrad.lowering import complex_math, dot, elementwise, indexing, reductions, structural  # noqa: F401  (rules)
 from funcgrad.lowering import disk_cache, dispatch, effects, engine, program_cache
 from funcgrad.lowering import linalg  # noqa: F401  (register rules)
 from funcgrad.lowering import bits, special  # noqa: F401  (register rules)

@@ -5,7 +5,10 @@ intrinsics easy to spell. Scalars are ``Value(ref, dtype)``; index arithmetic wo
 ``int | str`` (Python ints are compile-time constants and fold).
 
 Register types: bool ``i1``, intN/uintN ``iN`` (N = 8, 16, 32, 64), float32
-``float``, float64 ``double``. In memory bool is one byte (``i8``), like NumPy. LLVM
+``float``, float64 ``double``, complex64/complex128 the first-class aggregates
+``{ float, float }`` / ``{ double, double }`` (real, imaginary: NumPy's interleaved
+layout, so buffers, phis and selects need nothing special; ``parts``/``pack`` reach
+the components). In memory bool is one byte (``i8``), like NumPy. LLVM
 integers have no sign: the dtype's kind picks the signed or unsigned instruction
 (``int_pred``, ``int_op``).
 """
@@ -19,7 +22,8 @@ import numpy as np
 BOOL, I32, I64 = np.dtype(np.bool_), np.dtype(np.int32), np.dtype(np.int64)
 U32, U64 = np.dtype(np.uint32), np.dtype(np.uint64)
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
-LLTYPE = {BOOL: "i1", F32: "float", F64: "double",
+C64, C128 = np.dtype(np.complex64), np.dtype(np.complex128)
+LLTYPE = {BOOL: "i1", F32: "float", F64: "double", C64: "{ float, float }", C128: "{ double, double }",
           **{np.dtype(f"{k}{n}"): f"i{8 * n}" for k in "iu" for n in (1, 2, 4, 8)}}
 MEMTYPE = {**LLTYPE, BOOL: "i8"}
 SUPPORTED_DTYPES = frozenset(LLTYPE)
@@ -49,7 +53,15 @@ class Value(NamedTuple):
         return LLTYPE[self.dtype]
 
 
+def part_dtype(dtype) -> np.dtype:
+    """The dtype of a complex dtype's components (complex128 -> float64)."""
+    return F64 if np.dtype(dtype) == C128 else F32
+
+
 def const_text(dtype: np.dtype, value) -> str:
+    if dtype.kind == "c":
+        z, p = complex(np.asarray(value).astype(dtype)), part_dtype(dtype)
+        return f"{{ {LLTYPE[p]} {const_text(p, z.real)}, {LLTYPE[p]} {const_text(p, z.imag)} }}"
     if dtype == BOOL:
         return "true" if bool(value) else "false"
     if dtype.kind in "iu":  # the same bits as a signed number (an i32 literal must fit i32)
@@ -153,6 +165,19 @@ class FunctionBuilder:
         arglist = ", ".join(f"{a.ty} {a.ref}" for a in args)
         return Value(self.emit(f"call {f}{LLTYPE[ret_dtype]} @{name}({arglist})"), ret_dtype)
 
+    # --- complex registers ------------------------------------------------------------
+    def parts(self, z: Value) -> tuple:
+        """(re, im) of a complex ``Value``."""
+        p = part_dtype(z.dtype)
+        return tuple(Value(self.emit(f"extractvalue {z.ty} {z.ref}, {k}"), p) for k in (0, 1))
+
+    def pack(self, re: Value, im: Value) -> Value:
+        """The complex ``Value`` re + i im (both of one float dtype)."""
+        dtype = C128 if re.dtype == F64 else C64
+        ty = LLTYPE[dtype]
+        z = self.emit(f"insertvalue {ty} poison, {re.ty} {re.ref}, 0")
+        return Value(self.emit(f"insertvalue {ty} {z}, {im.ty} {im.ref}, 1"), dtype)
+
     # --- index arithmetic (i64; Python ints fold) ------------------------------------
     def iadd(self, a, b):
         if isinstance(a, int) and isinstance(b, int):
@@ -226,12 +251,20 @@ class FunctionBuilder:
 
     def load(self, ptr: str, dtype) -> Value:
         dtype = np.dtype(dtype)
+        if dtype.kind == "c":  # two scalar loads: LLVM vectorises those (interleaved groups)
+            p = part_dtype(dtype)
+            return self.pack(self.load(ptr, p), self.load(self.gep(ptr, p, 1), p))
         raw = self.emit(f"load {MEMTYPE[dtype]}, ptr {ptr}, align {dtype.itemsize}")
         if dtype == BOOL:
             return Value(self.emit(f"icmp ne i8 {raw}, 0"), BOOL)
         return Value(raw, dtype)
 
     def store(self, ptr: str, v: Value) -> None:
+        if v.dtype.kind == "c":
+            re, im = self.parts(v)
+            self.store(ptr, re)
+            self.store(self.gep(ptr, re.dtype, 1), im)
+            return
         ref = v.ref
         if v.dtype == BOOL:
             ref = self.emit(f"zext i1 {ref} to i8")

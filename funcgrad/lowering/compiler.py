@@ -21,7 +21,15 @@ from funcgrad.core.prims.effects import eqn_has_effects
 from funcgrad.errors import LoweringError
 from funcgrad.lowering import algebra
 from funcgrad.lowering.builder import SUPPORTED_DTYPES, FunctionBuilder, ModuleBuilder
-from funcgrad.lowering.context import CHEAP_PRIMS, FLAT_PRIMS, VIEW_PRIMS, BufferOperand, ConstOperand, LoweringContext
+from funcgrad.lowering.context import (
+    CHEAP_PRIMS,
+    COMPLEX_LOWERED,
+    FLAT_PRIMS,
+    VIEW_PRIMS,
+    BufferOperand,
+    ConstOperand,
+    LoweringContext,
+)
 from funcgrad.tapes import TapeAval
 
 ALIGN = 64
@@ -104,7 +112,6 @@ def check_supported(jaxpr: Jaxpr, sub: bool = False) -> None:
     from funcgrad.lowering.tapes import tape_positions
 
     # (a sub-jaxpr may take and return tapes: its equation's rule handles them)
-    _reject_complex(jaxpr)
     for a in list(jaxpr.invars) + list(jaxpr.constvars):
         if np.dtype(a.aval.dtype) not in SUPPORTED_DTYPES and not (sub and isinstance(a.aval, TapeAval)):
             raise LoweringError(f"cannot compile a jaxpr with an input of type {a.aval.str_short()}")
@@ -131,19 +138,14 @@ def check_supported(jaxpr: Jaxpr, sub: bool = False) -> None:
                                      e.source_info)
             if np.dtype(v.aval.dtype) not in SUPPORTED_DTYPES:
                 raise lowering_error(jaxpr, i, f"dtype {v.aval.dtype} is not supported by compiled code", e.source_info)
+            if np.dtype(v.aval.dtype).kind == "c" and e.primitive not in COMPLEX_LOWERED:
+                raise lowering_error(jaxpr, i, f"'{e.primitive.name}' on complex values ({v.aval.str_short()}) "
+                                     "is not compiled: jit runs this program with the evaluator", e.source_info)
         for what, sub_closed in sub_jaxprs(e):
             try:
                 check_supported(sub_closed.jaxpr, sub=True)
             except LoweringError as err:
                 raise lowering_error(jaxpr, i, f"in its {what}: {err}", e.source_info) from None
-
-
-def _reject_complex(jaxpr: Jaxpr) -> None:
-    # Until the compiled-complex slice of issue #16 lands: jit runs these with the evaluator.
-    avals = [v.aval for v in list(jaxpr.invars) + list(jaxpr.constvars) + list(jaxpr.outvars)]
-    avals += [v.aval for e in jaxpr.eqns for v in list(e.inputs) + list(e.outputs) if isinstance(v, (Var, Literal))]
-    if any(getattr(a, "dtype", None) is not None and np.dtype(a.dtype).kind == "c" for a in avals):
-        raise LoweringError("complex dtypes are not compiled yet (issue #16)")
 
 
 # --- planning ------------------------------------------------------------------------------------

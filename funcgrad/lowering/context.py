@@ -32,14 +32,20 @@ VIEW_PRIMS: set = set()  # primitives whose lower rule returns a fused Operand
 # offset (or at a constant position)? Then a fused region can run as one flat loop.
 FLAT_PRIMS: dict = {}
 CHEAP_PRIMS: set = set()  # view primitives cheap enough to recompute in several loops
+# Primitives whose lower rule handles complex operands and results: ``check_supported``
+# sends a program applying any other primitive to a complex value to the evaluator.
+COMPLEX_LOWERED: set = set()
 
 
-def lower_view(*prims, flat=False, cheap: bool = False):
-    """Register a fused (view) rule. ``flat``: True, or a predicate on the equation."""
+def lower_view(*prims, flat=False, cheap: bool = False, complex_ok: bool = False):
+    """Register a fused (view) rule. ``flat``: True, or a predicate on the equation.
+    ``complex_ok``: the rule handles complex operands too (``COMPLEX_LOWERED``)."""
     def register(rule):
         for p in prims:
             lower_rules[p] = rule
             VIEW_PRIMS.add(p)
+            if complex_ok:
+                COMPLEX_LOWERED.add(p)
             if flat:
                 FLAT_PRIMS[p] = flat if callable(flat) else (lambda eqn: True)
             if cheap:
@@ -49,10 +55,12 @@ def lower_view(*prims, flat=False, cheap: bool = False):
     return register
 
 
-def lower_materialized(*prims):
+def lower_materialized(*prims, complex_ok: bool = False):
     def register(rule):
         for p in prims:
             lower_rules[p] = rule
+            if complex_ok:
+                COMPLEX_LOWERED.add(p)
         return rule
 
     return register

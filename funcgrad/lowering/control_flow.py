@@ -243,7 +243,7 @@ def _position(b, t, n, reverse):
 # --- cond -------------------------------------------------------------------------------------
 # (tape positions: a cond passes tapes in and out of its branches)
 tape_slots[cond_p] = lambda e: (set(range(1, len(e.inputs))), set(range(len(e.outputs))))
-@lower_materialized(cond_p)
+@lower_materialized(cond_p, complex_ok=True)
 def _cond_lower(ctx, index, *ops, branches):
     outs = list(ctx.outs)
     brs = [prepare(br) for br in branches]
@@ -301,7 +301,7 @@ def _while_operands(ctx, what, args, cond_jaxpr, body_jaxpr, cond_nconsts, body_
 
 # (tape positions: the loop constants; tapes as loop carries are not lowered)
 tape_slots[while_p] = lambda e: (set(range(e.params["cond_nconsts"] + e.params["body_nconsts"])), set())
-@lower_materialized(while_p)
+@lower_materialized(while_p, complex_ok=True)
 def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     outs = list(ctx.outs)
     w0 = ctx.work
@@ -355,7 +355,7 @@ class _ConstSlice(Operand):
 tape_slots[scan_p] = lambda e: (
     set(range(e.params["num_consts"])) | set(range(e.params["num_consts"] + e.params["num_carry"], len(e.inputs))),
     set(range(e.params["num_carry"], len(e.outputs))))
-@lower_materialized(scan_p)
+@lower_materialized(scan_p, complex_ok=True)
 def _scan_lower(ctx, *args, jaxpr, num_consts, num_carry, length, reverse, linear=None):
     outs = list(ctx.outs)
     w0 = ctx.work
@@ -399,7 +399,7 @@ def _check_residuals(what, body_avals, tape_aval):
 # (tape positions: the loop constants in, the tape it records out)
 tape_slots[while_tape_p] = lambda e: (set(range(e.params["cond_nconsts"] + e.params["body_nconsts"])),
                                       {len(e.outputs) - 1})
-@lower_materialized(while_tape_p)
+@lower_materialized(while_tape_p, complex_ok=True)
 def _while_tape_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, tape_aval):
     outs = list(ctx.outs)[:-1]
     w0 = ctx.work
@@ -437,7 +437,7 @@ def _while_tape_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nco
 
 # (tape positions: the tape and the constants)
 tape_slots[tape_apply_p] = lambda e: (set(range(1 + e.params["num_consts"])), set())
-@lower_materialized(tape_apply_p)
+@lower_materialized(tape_apply_p, complex_ok=True)
 def _tape_apply_lower(ctx, tape, *args, body, num_consts, reverse, linear):
     if not isinstance(tape, TapeOperand) or tape.shape:
         raise LoweringError("tape_apply: the tape must be a tape made by this program")
@@ -473,7 +473,7 @@ def _tape_apply_lower(ctx, tape, *args, body, num_consts, reverse, linear):
 # (tape positions: the tapes and the constants in, the ys tape out)
 tape_slots[tape_scan_p] = lambda e: (set(range(e.params["num_tapes"] + e.params["num_consts"])),
                                      {len(e.outputs) - 1} if e.params["ys_aval"] is not None else set())
-@lower_materialized(tape_scan_p)
+@lower_materialized(tape_scan_p, complex_ok=True)
 def _tape_scan_lower(ctx, *args, body, num_tapes, num_consts, reverse, linear, ys_aval):
     tapes = list(args[:num_tapes])
     if not all(isinstance(t, TapeOperand) and not t.shape for t in tapes):

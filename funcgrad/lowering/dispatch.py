@@ -20,7 +20,7 @@ import ctypes
 import numpy as np
 
 _TYPES = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-          np.float32, np.float64)
+          np.float32, np.float64, np.complex64, np.complex128)
 _TYPE_NUMS = {np.dtype(t): np.dtype(t).num for t in _TYPES}
 _SCALAR_TYPES = {np.dtype(t): t for t in _TYPES}
 
@@ -50,7 +50,7 @@ LAYOUT_OK = _layout_ok()
 
 # The Python type objects the entry compares against, as external globals bound to
 # their addresses when the code is linked (``type_symbols``): no address in the IR text.
-_TYPE_OBJECTS = {"fg_pytype_ndarray": np.ndarray, "fg_pytype_float": float,
+_TYPE_OBJECTS = {"fg_pytype_ndarray": np.ndarray, "fg_pytype_float": float, "fg_pytype_complex": complex,
                  **{f"fg_pytype_{np.dtype(t).name}": t for t in _SCALAR_TYPES.values()}}
 _TYPE_NAMES = {id(t): name for name, t in _TYPE_OBJECTS.items()}
 
@@ -113,7 +113,8 @@ def tuple_entry(in_avals, n_out: int, release_gil: bool) -> str:
               f"  br label %got{k}",
               f"scal{k}:"]
         if not aval.shape:
-            scalar_types = [id(_SCALAR_TYPES[dtype])] + ([id(float)] if dtype == np.float64 else [])
+            py = {np.dtype(np.float64): [id(float)], np.dtype(np.complex128): [id(complex)]}.get(dtype, [])
+            scalar_types = [id(_SCALAR_TYPES[dtype])] + py  # (their value sits at offset 16 too)
             cond = "false"
             for j, addr in enumerate(scalar_types):
                 L += [f"  %st{k}_{j} = icmp eq ptr %t{k}, @{_TYPE_NAMES[addr]}",

@@ -16,12 +16,19 @@ from funcgrad.lowering import vecmath
 from funcgrad.lowering.builder import BOOL, F64, LLTYPE, Value, const, int_op, int_pred
 from funcgrad.lowering.context import lower_view
 
+# primitive -> its emitter for complex operands or results (``complex_math.py`` fills
+# it; ``check_supported`` lets complex values reach only these primitives)
+COMPLEX_EMITTERS: dict = {}
+
 
 def elementwise(prim, emit, cheap: bool = False):
     """Register ``emit(b, *scalars, **params) -> scalar`` as ``prim``'s fused rule."""
 
     def rule(ctx, *xs, **params):
-        return ctx.view(ctx.out_aval, lambda idx: emit(ctx.b, *[x.at(idx) for x in xs], **params))
+        fn = emit
+        if ctx.out_aval.dtype.kind == "c" or any(x.dtype.kind == "c" for x in xs):
+            fn = COMPLEX_EMITTERS[prim]
+        return ctx.view(ctx.out_aval, lambda idx: fn(ctx.b, *[x.at(idx) for x in xs], **params))
 
     rule.__name__ = f"_{prim.name}_lower"
     lower_view(prim, flat=True, cheap=cheap)(rule)
@@ -286,7 +293,7 @@ def _integer_pow_lower(ctx, x, *, y: int):
 
 
 # --- select_n ----------------------------------------------------------------------------------
-def _select_n(b, which, *cases):
+def select_cases(b, which, *cases):
     if len(cases) == 1:
         return cases[0]
     if which.dtype == BOOL:
@@ -297,7 +304,7 @@ def _select_n(b, which, *cases):
     return r
 
 
-elementwise(ew.select_n_p, _select_n, cheap=True)
+elementwise(ew.select_n_p, select_cases, cheap=True)
 
 
 # --- convert_element_type ------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 
 from funcgrad.core.prims import indexing as ix
 from funcgrad.lowering.builder import BOOL, I64, Value, const
+from funcgrad.lowering.complex_math import complex_combine
 from funcgrad.lowering.context import ConstOperand, lower_materialized, lower_view
 from funcgrad.lowering.elementwise import _max_min, convert
 
@@ -36,7 +37,7 @@ def _clamped_starts(ctx, starts, shape, sizes):
     return [ctx.b.iclamp(_wrapped(ctx.b, _index(ctx, s), n), 0, n - m) for s, n, m in zip(starts, shape, sizes)]
 
 
-@lower_view(ix.dynamic_slice_p)
+@lower_view(ix.dynamic_slice_p, complex_ok=True)
 def _dynamic_slice_lower(ctx, x, *starts, slice_sizes):
     b = ctx.b
 
@@ -47,7 +48,7 @@ def _dynamic_slice_lower(ctx, x, *starts, slice_sizes):
     return ctx.view(ctx.out_aval, at)
 
 
-@lower_view(ix.dynamic_update_slice_p)
+@lower_view(ix.dynamic_update_slice_p, complex_ok=True)
 def _dynamic_update_slice_lower(ctx, x, update, *starts):
     b = ctx.b
     if int(np.prod(update.shape, dtype=np.int64)) == 0:
@@ -77,7 +78,7 @@ def _rows(ctx, indices, batch_comps, dims, clip: bool):
     return pos, ok
 
 
-@lower_view(ix.gather_p)
+@lower_view(ix.gather_p, complex_ok=True)
 def _gather_lower(ctx, operand, indices, *, mode, fill_value=None):
     b = ctx.b
     k = indices.shape[-1]
@@ -109,12 +110,14 @@ def _scatter_combine(b, kind, old: Value, u: Value) -> Value:
         return _MIN(b, old, u)
     if old.dtype == BOOL:
         return b.op("or" if kind == "add" else "and", old, u)
+    if old.dtype.kind == "c":
+        return complex_combine(b, "fadd" if kind == "add" else "fmul", old, u)
     if old.dtype.kind == "f":
         return b.op("fadd" if kind == "add" else "fmul", old, u)
     return b.op("add" if kind == "add" else "mul", old, u)
 
 
-@lower_materialized(ix.scatter_p)
+@lower_materialized(ix.scatter_p, complex_ok=True)
 def _scatter_lower(ctx, operand, indices, updates, *, kind, mode):
     out = ctx.outs[0]
     ctx.write(out, operand)

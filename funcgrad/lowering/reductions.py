@@ -19,7 +19,8 @@ from funcgrad.core.prims import elementwise as ew
 from funcgrad.core.prims import reductions as rd
 from funcgrad.lowering import parallel as splitting
 from funcgrad.lowering.builder import BOOL, I64, Value, const, int_pred
-from funcgrad.lowering.context import lower_materialized
+from funcgrad.lowering.complex_math import complex_combine
+from funcgrad.lowering.context import COMPLEX_LOWERED, lower_materialized
 from funcgrad.lowering.elementwise import convert, intrinsic
 
 
@@ -33,6 +34,8 @@ def _arith(fop: str, iop: str):
     """Sum/product step; ``reassoc`` lets LLVM reorder a float accumulation (vectorise)."""
 
     def combine(b, acc: Value, x: Value, reassoc: bool) -> Value:
+        if acc.dtype.kind == "c":  # componentwise sums reassociate like float ones
+            return complex_combine(b, fop, acc, x, "reassoc" if reassoc else "")
         if acc.dtype.kind == "f":
             return b.op(fop, acc, x, flags="reassoc" if reassoc else "")
         return b.op(iop, acc, x)
@@ -168,6 +171,7 @@ def _reduction(prim):
 
 for _p in (rd.reduce_sum_p, rd.reduce_prod_p, rd.reduce_max_p, rd.reduce_min_p):
     _reduction(_p)
+COMPLEX_LOWERED.update([rd.reduce_sum_p, rd.reduce_prod_p])
 
 
 def _arg_reduction(prim, better_pred: dict):
@@ -236,3 +240,4 @@ def _cumulative(prim):
 
 _cumulative(rd.cumsum_p)
 _cumulative(rd.cumprod_p)
+COMPLEX_LOWERED.update([rd.cumsum_p, rd.cumprod_p])

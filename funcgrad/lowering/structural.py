@@ -25,7 +25,7 @@ def _same_flat_layout(eqn) -> bool:
     return n == 1 or n == _size(eqn.params["shape"])
 
 
-@lower_view(st.broadcast_in_dim_p, flat=_same_flat_layout, cheap=True)
+@lower_view(st.broadcast_in_dim_p, flat=_same_flat_layout, cheap=True, complex_ok=True)
 def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions):
     if tuple(x.shape) == tuple(shape):
         return x
@@ -41,12 +41,12 @@ def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions):
     return ctx.view(ctx.out_aval, at)
 
 
-@lower_view(st.reshape_p, flat=True, cheap=True)
+@lower_view(st.reshape_p, flat=True, cheap=True, complex_ok=True)
 def _reshape_lower(ctx, x, *, new_sizes):
     return ctx.view(ctx.out_aval, lambda idx: x.at(ctx.idx(x.shape, flat=idx.flat)))
 
 
-@lower_view(st.transpose_p, cheap=True)
+@lower_view(st.transpose_p, cheap=True, complex_ok=True)
 def _transpose_lower(ctx, x, *, permutation):
     if tuple(permutation) == tuple(range(len(permutation))):
         return x
@@ -60,7 +60,7 @@ def _transpose_lower(ctx, x, *, permutation):
     return ctx.view(ctx.out_aval, at)
 
 
-@lower_view(st.rev_p, cheap=True)
+@lower_view(st.rev_p, cheap=True, complex_ok=True)
 def _rev_lower(ctx, x, *, dimensions):
     if not dimensions:
         return x
@@ -73,7 +73,7 @@ def _rev_lower(ctx, x, *, dimensions):
     return ctx.view(ctx.out_aval, at)
 
 
-@lower_view(st.slice_p, cheap=True)
+@lower_view(st.slice_p, cheap=True, complex_ok=True)
 def _slice_lower(ctx, x, *, start_indices, limit_indices, strides=None):
     strides = strides or (1,) * len(start_indices)
     b = ctx.b
@@ -85,7 +85,7 @@ def _slice_lower(ctx, x, *, start_indices, limit_indices, strides=None):
     return ctx.view(ctx.out_aval, at)
 
 
-@lower_view(st.iota_p, cheap=True)
+@lower_view(st.iota_p, cheap=True, complex_ok=True)
 def _iota_lower(ctx, *, dtype, shape, dimension):
     aval = ctx.out_aval
 
@@ -98,7 +98,7 @@ def _iota_lower(ctx, *, dtype, shape, dimension):
     return ctx.view(aval, at)
 
 
-@lower_view(st.concatenate_p, cheap=True)
+@lower_view(st.concatenate_p, cheap=True, complex_ok=True)
 def _concatenate_lower(ctx, *xs, dimension):
     parts, off = [], 0
     for x in xs:
@@ -121,7 +121,7 @@ def _concatenate_lower(ctx, *xs, dimension):
     return ctx.view(ctx.out_aval, at)
 
 
-@lower_view(st.pad_p, cheap=True)
+@lower_view(st.pad_p, cheap=True, complex_ok=True)
 def _pad_lower(ctx, x, padding_value, *, padding_config):
     b = ctx.b
     if _size(x.shape) == 0:
@@ -148,7 +148,7 @@ def _pad_lower(ctx, x, padding_value, *, padding_config):
     return ctx.view(ctx.out_aval, at)
 
 
-@lower_materialized(st.optimization_barrier_p)
+@lower_materialized(st.optimization_barrier_p, complex_ok=True)
 def _optimization_barrier(ctx, x):
     # Not a view: the operand's fused region runs once, into this buffer.
     ctx.write(ctx.outs[0], x)

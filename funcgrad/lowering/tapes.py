@@ -621,7 +621,7 @@ def _split_indices(aval: TapeAval, n: int):
 
 
 tape_slots[tape_empty_p] = lambda e: (set(), {0})
-@lower_materialized(tape_empty_p)
+@lower_materialized(tape_empty_p, complex_ok=True)
 def _tape_empty_lower(ctx, *, aval):
     # A zeroed slot nobody ever writes to: reads see count 0; storing it elsewhere
     # only sets the destination's count.
@@ -629,7 +629,7 @@ def _tape_empty_lower(ctx, *, aval):
 
 
 tape_slots[tape_split_p] = lambda e: ({0}, {0, 1})
-@lower_materialized(tape_split_p)
+@lower_materialized(tape_split_p, complex_ok=True)
 def _tape_split_lower(ctx, tape, *, n):
     if not isinstance(tape, TapeOperand):
         raise LoweringError("tape_split: the operand is not a tape of this program")
@@ -642,7 +642,7 @@ def _tape_split_lower(ctx, tape, *, n):
 
 
 tape_slots[tape_zip_p] = lambda e: ({0, 1}, {0})
-@lower_materialized(tape_zip_p)
+@lower_materialized(tape_zip_p, complex_ok=True)
 def _tape_zip_lower(ctx, a, b):
     if not (isinstance(a, TapeOperand) and isinstance(b, TapeOperand)):
         raise LoweringError("tape_zip: the operands are not tapes of this program")
@@ -668,6 +668,6 @@ def _tape_zip_lower(ctx, a, b):
 
 
 tape_slots[tape_zeros_p] = lambda e: (set(), {0})
-@lower_materialized(tape_zeros_p)
+@lower_materialized(tape_zeros_p, complex_ok=True)
 def _tape_zeros_lower(ctx, *, aval):
     return [zero_tape(ctx, aval)]

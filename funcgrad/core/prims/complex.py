@@ -7,6 +7,7 @@ direction): for f(z) = |z|**2, grad f(3+4j) == 6-8j, as JAX (README, "Complex nu
 
 The other elementwise primitives (``elementwise.py``) accept complex operands where
 NumPy's ufunc does; their JVP rules are holomorphic formulas, which hold as written.
+Lower rules: ``funcgrad/lowering/complex_math.py``.
 """
 from __future__ import annotations
 
@@ -16,13 +17,9 @@ from funcgrad.core import ad_util as ad
 from funcgrad.core import dtypes
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.batch_util import defbatch_elementwise
-from funcgrad.core.primitive import Primitive, allow_missing
+from funcgrad.core.primitive import Primitive
 from funcgrad.core.prims._checks import check_kind, check_same
 from funcgrad.core.trace import get_aval_any
-
-# Lowering arrives with the compiled-complex slice of issue #16: until then check_supported
-# rejects complex programs and jit runs them with the evaluator.
-_NOT_LOWERED = "complex dtypes are not compiled yet (issue #16): jit runs complex programs with the evaluator"
 
 
 def _complex_unop(name: str, impl, out_dtype) -> Primitive:
@@ -37,7 +34,6 @@ def _complex_unop(name: str, impl, out_dtype) -> Primitive:
 
     prim.kinds = "c"
     defbatch_elementwise(prim)
-    allow_missing("lower", prim, _NOT_LOWERED)
     return prim
 
 
@@ -89,7 +85,6 @@ def _complex_transpose(ct, x, y):
 complex_p.kinds = "f"
 ad.deflinear(complex_p, _complex_transpose)
 defbatch_elementwise(complex_p)
-allow_missing("lower", complex_p, _NOT_LOWERED)
 
 
 # --- helpers (primitives only, so the rules above trace) ---------------------------------
