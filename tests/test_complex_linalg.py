@@ -207,3 +207,40 @@ def test_roots_complex_and_traceable():
     np.testing.assert_allclose(np.sort_complex(traced[:3]), [1, 2, 3], atol=1e-10)
     assert traced[3] == 0 and np.isnan(traced[4])  # zero roots sorted last, then a NaN per leading zero
     check_grads(lambda c: fnp.roots(c, strip_zeros=False), (np.array([1.0, 2.0, 3.0, 4.0]),), order=1)
+
+
+# --- compiled complex products (lowering/dot.py: cblas_zgemm/cgemm or a generated loop) ---
+def _compiled(f, *args):
+    """``f`` compiled, raising if any equation would fall back to the evaluator."""
+    from funcgrad.lowering import compile_jaxpr
+    from funcgrad.lowering.inline import inline_calls
+
+    leaves, _ = fg.tree_util.tree_flatten(args)
+    return compile_jaxpr(inline_calls(fg.make_jaxpr(f)(*args)))(*leaves)
+
+
+def _z(*shape, dtype=np.complex128):
+    return (rng.normal(size=shape) + 1j * rng.normal(size=shape)).astype(dtype)
+
+
+@pytest.mark.parametrize("use_blas", [True, False])
+@pytest.mark.parametrize("f,args", [
+    (lambda x, y: x @ y, (_z(3, 4), _z(4, 2))),  # small: the loop kernel
+    (lambda x, y: x @ y, (_z(20, 30), _z(30, 10))),  # gemm
+    (lambda x, y: x @ y, (_z(20, 30, dtype=np.complex64), _z(30, 10, dtype=np.complex64))),
+    (lambda x, y: x @ y, (_z(2, 12, 20), _z(2, 20, 8))),  # batch dims: a loop of gemm calls
+    (lambda x, y: x.T @ y, (_z(30, 20), _z(30, 10))),  # transposed operand (no conjugation)
+    (lambda x, y: x @ y.T, (_z(64), _z(32, 64))),  # matrix-vector: register accumulators
+    (lambda x, y: x @ y, (rng.normal(size=(20, 30)), _z(30, 10))),  # real x complex (promoted)
+    (lambda x, y: fnp.vdot(x, y), (_z(40), _z(40))),
+    (lambda x, y: fnp.einsum("bij,bkj->bik", x, y), (_z(2, 10, 30), _z(2, 12, 30))),
+])
+def test_compiled_complex_products_match_numpy(f, args, use_blas, monkeypatch):
+    from funcgrad.lowering import dot
+
+    monkeypatch.setattr(dot, "USE_BLAS", use_blas)
+    (got,) = _compiled(f, *args)
+    want = f(*args)
+    assert got.dtype == want.dtype and got.shape == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-4 if want.dtype == np.complex64 else 1e-12)
+    np.testing.assert_allclose(got, f(*(np.asarray(a) for a in args)), rtol=1e-4 if want.dtype == np.complex64 else 1e-12)

@@ -46,7 +46,7 @@ def assert_matches(got, want, rtol=None, atol=0.0):
         w = np.asarray(w)
         assert isinstance(g, np.ndarray)
         assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, g.dtype, w.shape, w.dtype)
-        if w.dtype.kind == "f" and rtol is not None:
+        if w.dtype.kind in "fc" and rtol is not None:
             np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
         else:
             np.testing.assert_array_equal(g, w)  # bitwise (NaNs in the same places)
@@ -481,7 +481,9 @@ def test_op_table_rows_compile_and_match():
                 want = fg.eval_closed_jaxpr(closed, *leaves)
                 for g, w in zip(got, want):
                     w = np.asarray(w)
-                    tol = {np.dtype(np.float64): 1e-13, np.dtype(np.float32): 1e-5}.get(w.dtype)
+                    # (complex as its parts' float: the complex gemm sums in another order)
+                    tol = {np.dtype(np.float64): 1e-13, np.dtype(np.float32): 1e-5,
+                           np.dtype(np.complex128): 1e-13, np.dtype(np.complex64): 1e-5}.get(w.dtype)
                     assert_matches([g], [w], tol)
                 compared += 1
             except Exception as err:  # collect them all, report at the end
