@@ -244,3 +244,33 @@ def test_compiled_complex_products_match_numpy(f, args, use_blas, monkeypatch):
     assert got.dtype == want.dtype and got.shape == np.shape(want)
     np.testing.assert_allclose(got, want, rtol=1e-4 if want.dtype == np.complex64 else 1e-12)
     np.testing.assert_allclose(got, f(*(np.asarray(a) for a in args)), rtol=1e-4 if want.dtype == np.complex64 else 1e-12)
+
+
+# --- compiled complex decompositions (lowering/linalg.py: zpotrf, ztrsm/ztrsv, zheevd, ---
+# --- zgeqrf/zungqr, zgesdd): bitwise the eager impls' numbers, NaN where LAPACK fails ---
+_HB = np.stack([H, H.conj() + np.eye(3)])
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("f,args", [
+    (plin.cholesky, (_HB,)),
+    (plin.cholesky, (np.array([[1.0, 2j], [-2j, 1.0]]),)),  # not positive definite: NaN
+    (lambda a, b: plin.triangular_solve(a, b, lower=True), (_HB, _HB[..., :2])),
+    (lambda a, b: plin.triangular_solve(a, b, lower=False, transpose_a=True, unit_diagonal=True), (_HB, _HB[..., :1])),
+    (lambda a, b: plin.triangular_solve(a, b), (np.triu(_HB) * (1 - np.eye(3)), _HB[..., :2])),  # singular: NaN
+    (plin.eigh, (_HB,)),
+    (lambda a: plin.eigh(a, lower=False), (_HB,)),
+    (plin.qr, (A[:, :2],)),
+    (plin.qr, (A[:2],)),
+    (lambda a: plin.svd(a), (A[:, :2],)),
+    (lambda a: plin.svd(a, full_matrices=True), (A[:2],)),
+    (lambda a: plin.svd(a, compute_uv=False), (_HB,)),
+])
+def test_compiled_complex_decompositions_match_eager(f, args, dtype):
+    args = tuple(np.asarray(a, dtype) for a in args)
+    got = _compiled(f, *args)
+    want = f(*args)
+    want = list(want) if isinstance(want, (tuple, list)) else [want]
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)

@@ -277,7 +277,7 @@ def small_product(ctx, out, x, y, lc, rc, lb, rb, m, n):
         _loop_kernel(ctx, out, x, y, lc, rc, lb, rb)
 
 
-def _gemm_scalars(ctx, dtype):
+def gemm_scalars(ctx, dtype):
     """(symbol, alpha/beta IR type, alpha = 1, beta = 0) of the gemm for ``dtype``. The
     complex routines take alpha and beta by pointer: module constants ``{1, 0}`` and
     ``{0, 0}`` (no process address in the IR text)."""
@@ -314,7 +314,7 @@ def _dot_general_lower(ctx, x, y, *, dimension_numbers):
     a_ptr, ta, lda = _gemm_operand(ctx, x, lb, lf, lc)
     b_ptr, tb, ldb = _gemm_operand(ctx, y, rb, rc, rf)
     ity = blas["int"]
-    name, fty, one, zero = _gemm_scalars(ctx, x.dtype)
+    name, fty, one, zero = gemm_scalars(ctx, x.dtype)
     # cblas_?gemm(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
     sig = f"i32, i32, i32, {ity}, {ity}, {ity}, {fty}, ptr, {ity}, ptr, {ity}, {fty}, ptr, {ity}"
     ctx.b.module.declare(name, f"declare void @{name}({sig})")
