@@ -50,14 +50,16 @@ def check(f, *args, rtol=None, exact=False):
         warnings.simplefilter("ignore")
         want = f(*args)
         got = compiled(f, *args)
-    want = want if isinstance(want, (tuple, list)) else [want]
+    want, _ = tree_flatten(want)
     for g, w in zip(got, want):
         g, w = np.asarray(g), np.asarray(w)
         assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
         if exact or w.dtype.kind in "biu":
             np.testing.assert_array_equal(g, w)
-            if w.dtype.kind in "fc":  # signed zeros too
-                assert np.array_equal(np.signbit(g.real), np.signbit(w.real))
+            if w.dtype.kind in "fc":  # signed zeros too (a nan's sign is not specified)
+                for gp, wp in ((g.real, w.real), (g.imag, w.imag)):
+                    num = ~np.isnan(wp)
+                    assert np.array_equal(np.signbit(gp[num]), np.signbit(wp[num]))
             continue
         tol = rtol or (2e-15 if w.dtype in (np.complex128, np.float64) else 2e-6)
         for gp, wp in ((g.real, w.real), (g.imag, w.imag)) if w.dtype.kind == "c" else ((g, w),):
@@ -133,3 +135,101 @@ def test_unlowered_complex_primitive_is_rejected_by_name():
     with pytest.raises(LoweringError, match="'sort' on complex values"):
         compiled(lambda z: lax.sort(z), z)
     np.testing.assert_array_equal(np.asarray(fg.jit(lambda z: lax.sort(z))(z)), np.sort(z))
+
+
+# --- the elementwise family: bitwise equal to NumPy (the same C functions and formulas) ---------
+_UNARY = ["exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan",
+          "arcsinh", "arccosh", "arctanh", "log2", "log10", "log1p", "expm1", "abs", "sign", "isfinite",
+          "isnan", "isinf", "square", "reciprocal", "angle"]
+
+
+def _samples(dtype):
+    """Special values (signed zeros, inf/nan parts, branch cuts on the axes), random
+    values at three scales (tiny, order one, huge)."""
+    return np.concatenate([special_values(dtype), random_values(dtype, 40),
+                           random_values(dtype, 20, seed=2, scale=1e-5), random_values(dtype, 20, seed=3, scale=1e30)])
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("name", _UNARY)
+def test_unary_functions_match_numpy_bitwise(name, dtype):
+    # (angle is the real atan2 of the parts: the real lowering's vectorised atan2, ~1 ulp)
+    check(getattr(fnp, name), _samples(dtype), exact=name != "angle")
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_division_power_and_integer_powers_bitwise(dtype):
+    z = _samples(dtype)
+    w = np.array([0, 1, 2, 3, -1, -2, -3, 5, 0.5, -0.5, 99, 100, 1 + 1j, 1j, np.nan, np.inf, 2.5 - 1j, -7, 1e300],
+                 dtype)
+    zz, ww = np.repeat(z, len(w)), np.tile(w, len(z))
+    check(lambda a, b: (a / b, b / a, a ** b), zz, ww, exact=True)
+    check(lambda z: [lax.integer_pow(z, n) for n in (0, 1, 2, 3, 4, 7, -1, -3, 13, 99, 100, -150)], z, exact=True)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_lexicographic_order_max_min_and_arg_reductions(dtype):
+    z = special_values(dtype)
+    w = np.roll(z, 7)
+    check(lambda z, w: (z < w, z <= w, z > w, z >= w, fnp.maximum(z, w), fnp.minimum(z, w)), z, w, exact=True)
+    r = random_values(dtype, 60).reshape(6, 10)
+    r[2, 3], r[4, 1], r[0, 0] = np.nan, complex(1, np.nan), r[0, 5]  # nans in both parts; a tie
+    for a in (r, np.round(r), special_values(dtype).reshape(11, 11)):
+        check(lambda a: (fnp.max(a, axis=1), fnp.min(a, axis=0), fnp.max(a), fnp.argmax(a, axis=1),
+                         fnp.argmin(a, axis=0), fnp.argmax(a)), a, exact=True)
+
+
+# --- control flow, tapes, transforms under jit -------------------------------------------------------
+def test_loop_carries_and_cond_of_complex_type():
+    z = random_values(np.complex128, 6) * 0.3
+
+    def loops(z):
+        a = lax.fori_loop(0, 5, lambda i, c: c * z + 1j, z)
+        b = lax.while_loop(lambda c: fnp.abs(c[0]) < 50.0, lambda c: (c[0] * (1.5 + 0.5j), c[1] + 1), (z[0] + 1, 0))
+        s = lax.scan(lambda c, x: (c * x + 1, c.real), 1 + 0j, z)
+        c = lax.cond(z[0].real > 0, lambda v: v * 2j, lambda v: -v, z)
+        return a, b, s, c
+
+    # (0-d products: NumPy's scalar math has no FMA, its loops do -> 1 ulp)
+    check(loops, z, rtol=1e-15)
+    check(loops, z.astype(np.complex64), rtol=1e-6)
+
+
+def test_grad_of_a_real_loss_through_compiled_loops_matches_eager():
+    z = random_values(np.complex128, 6) * 0.3
+
+    def loss_fori(z):
+        c = lax.fori_loop(0, 4, lambda i, c: c * z + fnp.sin(c), z)
+        return fnp.sum(fnp.abs(c) ** 2)
+
+    def loss_while(z):  # reverse mode through a while loop: a run-time tape of complex values
+        c = lax.while_loop(lambda c: c[1] < 3, lambda c: (c[0] * z + fnp.exp(1j * c[0]), c[1] + 1), (z, 0))[0]
+        return fnp.sum((c * fnp.conj(c)).real) + fnp.max(c).imag
+
+    for loss in (loss_fori, loss_while):
+        want = fg.grad(loss)(z)
+        (got,) = compiled(fg.grad(loss), z)
+        assert got.dtype == want.dtype == np.complex128
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+        np.testing.assert_allclose(np.asarray(fg.jit(fg.grad(loss))(z)), want, rtol=1e-13)
+
+
+def test_vmap_and_jvp_under_jit():
+    zz = random_values(np.complex128, 12).reshape(3, 4)
+    v = fg.vmap(lambda z: fnp.sum(fnp.exp(z) * z) / (1 + fnp.abs(z[0])))
+    check(v, zz, rtol=1e-14)
+    want = np.stack([v(zz[i:i + 1])[0] for i in range(3)])
+    np.testing.assert_allclose(np.asarray(fg.jit(v)(zz)), want, rtol=1e-14)
+    f = fg.jit(lambda z, t: fg.jvp(lambda u: fnp.log(u) * u ** 3, (z,), (t,)))
+    z, t = zz[0], random_values(np.complex128, 4, seed=5)
+    for g, w in zip(f(z, t), fg.jvp(lambda u: fnp.log(u) * u ** 3, (z,), (t,))):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-14)
+
+
+def test_large_nests_split_across_threads_deterministically():
+    z = random_values(np.complex128, 100_000)
+    f = fg.jit(lambda z: (fnp.exp(z * 1e-3) * fnp.sum(z), fnp.sum(z * z), fnp.argmax(z)))
+    a, b = f(z), f(z)
+    for x, y, w in zip(a, b, (np.exp(z * 1e-3) * np.sum(z), np.sum(z * z), np.argmax(z))):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))  # the same bits every call
+        np.testing.assert_allclose(np.asarray(x), w, rtol=1e-11)

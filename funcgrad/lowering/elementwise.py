@@ -287,7 +287,7 @@ _integer_pow_fused = elementwise(ew.integer_pow_p, _integer_pow)
 
 @lower_view(ew.integer_pow_p, flat=True)
 def _integer_pow_lower(ctx, x, *, y: int):
-    if y < 0 and x.dtype.kind != "f":  # the evaluator raises ValueError here
+    if y < 0 and x.dtype.kind not in "fc":  # the evaluator raises ValueError here
         raise LoweringError("integer_pow: integers to negative integer powers are not allowed")
     return _integer_pow_fused(ctx, x, y=y)
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from funcgrad.core.prims import indexing as ix
 from funcgrad.lowering.builder import BOOL, I64, Value, const
-from funcgrad.lowering.complex_math import complex_combine
+from funcgrad.lowering.complex_math import cmax, cmin, complex_combine
 from funcgrad.lowering.context import ConstOperand, lower_materialized, lower_view
 from funcgrad.lowering.elementwise import _max_min, convert
 
@@ -105,9 +105,9 @@ def _scatter_combine(b, kind, old: Value, u: Value) -> Value:
     if kind == "set":
         return u
     if kind == "max":
-        return _MAX(b, old, u)
+        return (cmax if old.dtype.kind == "c" else _MAX)(b, old, u)
     if kind == "min":
-        return _MIN(b, old, u)
+        return (cmin if old.dtype.kind == "c" else _MIN)(b, old, u)
     if old.dtype == BOOL:
         return b.op("or" if kind == "add" else "and", old, u)
     if old.dtype.kind == "c":

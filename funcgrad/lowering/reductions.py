@@ -19,7 +19,7 @@ from funcgrad.core.prims import elementwise as ew
 from funcgrad.core.prims import reductions as rd
 from funcgrad.lowering import parallel as splitting
 from funcgrad.lowering.builder import BOOL, I64, Value, const, int_pred
-from funcgrad.lowering.complex_math import complex_combine
+from funcgrad.lowering.complex_math import arg_take, cmax, cmin, complex_combine
 from funcgrad.lowering.context import COMPLEX_LOWERED, lower_materialized
 from funcgrad.lowering.elementwise import convert, intrinsic
 
@@ -49,6 +49,8 @@ def _extreme(float_intrinsic: str, int_intrinsic: str, bool_op: str):
     def combine(b, acc: Value, x: Value, reassoc: bool) -> Value:
         if acc.dtype == BOOL:
             return b.op(bool_op, acc, x)
+        if acc.dtype.kind == "c":  # lexicographic, the first nan wins (NumPy's maximum/minimum)
+            return (cmax if float_intrinsic == "maximum" else cmin)(b, acc, x)
         if acc.dtype.kind == "f":
             return intrinsic(float_intrinsic, acc, x, b=b)
         name = f"llvm.{int_pred(acc.dtype, int_intrinsic)}.{acc.ty}"  # smax -> umax for unsigned
@@ -171,7 +173,7 @@ def _reduction(prim):
 
 for _p in (rd.reduce_sum_p, rd.reduce_prod_p, rd.reduce_max_p, rd.reduce_min_p):
     _reduction(_p)
-COMPLEX_LOWERED.update([rd.reduce_sum_p, rd.reduce_prod_p])
+COMPLEX_LOWERED.update([rd.reduce_sum_p, rd.reduce_prod_p, rd.reduce_max_p, rd.reduce_min_p])
 
 
 def _arg_reduction(prim, better_pred: dict):
@@ -189,7 +191,9 @@ def _arg_reduction(prim, better_pred: dict):
             def step(i, carried):
                 best, best_i = carried
                 v = x.at(ctx.idx(x.shape, comps=comps_at(oc, i)))
-                if v.dtype.kind == "f":  # the first NaN wins, like NumPy
+                if v.dtype.kind == "c":
+                    take = arg_take(b, better_pred["f"], v, best)
+                elif v.dtype.kind == "f":  # the first NaN wins, like NumPy
                     take = b.cmp("fcmp", better_pred["f"], v, best)
                     nan_v = b.cmp("fcmp", "uno", v, v)
                     best_ok = b.cmp("fcmp", "ord", best, best)
@@ -211,6 +215,7 @@ def _arg_reduction(prim, better_pred: dict):
 
 _arg_reduction(rd.argmax_p, {"f": "ogt", "i": "sgt", "b": "ugt"})
 _arg_reduction(rd.argmin_p, {"f": "olt", "i": "slt", "b": "ult"})
+COMPLEX_LOWERED.update([rd.argmax_p, rd.argmin_p])
 
 
 def _cumulative(prim):
