@@ -265,6 +265,8 @@ _HB = np.stack([H, H.conj() + np.eye(3)])
     (lambda a: plin.svd(a), (A[:, :2],)),
     (lambda a: plin.svd(a, full_matrices=True), (A[:2],)),
     (lambda a: plin.svd(a, compute_uv=False), (_HB,)),
+    (plin.lu, (np.stack([A, A.T]),)),
+    (plin.lu, (np.array([[1, 2j], [1, 2j]]),)),  # singular: no error, as the impl
 ])
 def test_compiled_complex_decompositions_match_eager(f, args, dtype):
     args = tuple(np.asarray(a, dtype) for a in args)
@@ -274,3 +276,15 @@ def test_compiled_complex_decompositions_match_eager(f, args, dtype):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("f,args", [
+    (fnp.linalg.solve, (A, B)),
+    (fnp.linalg.inv, (np.stack([A, 2 * A]),)),
+    (fnp.linalg.det, (A.astype(np.complex64),)),
+])
+def test_compiled_complex_solve_inv_det(f, args):
+    (got,) = _compiled(f, *args)
+    want = f(*args)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5 if want.dtype == np.complex64 else 1e-13)

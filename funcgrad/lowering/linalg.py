@@ -31,9 +31,8 @@ svd                ``dgesdd`` with jobz 'A' / 'S' / 'N' (as ``np.linalg.svd``)
 
 Complex input calls the ``z`` routines (``zpotrf``, ``cblas_ztrsv``/``ztrsm`` with alpha by
 pointer, ``zheevd`` and ``zgesdd`` with their real ``rwork``, ``zgeqrf``/``zungqr``) in
-complex128, as ``numpy.linalg`` does; ``lu`` stays real-only (its loop needs complex
-division and modulus: complex ``lu`` -- so ``solve``/``inv``/``det`` -- runs with the
-evaluator under ``jit``).
+complex128, as ``numpy.linalg`` does; complex ``lu``'s loop uses NumPy's complex abs,
+Smith division and multiply (``complex_math``), bitwise the impl's.
 
 float32 inputs are computed in double and rounded at the end, because that is what
 ``numpy.linalg`` does (its ``_commonType`` always picks double); ``lu``'s impl is
@@ -59,12 +58,14 @@ import ctypes
 import numpy as np
 
 from funcgrad.core.avals import ShapedArray
+from funcgrad.core.prims import elementwise as ew
 from funcgrad.core.prims import linalg as la
 from funcgrad.errors import LoweringError
 from funcgrad.lowering import dot, engine
 from funcgrad.lowering.builder import BOOL, C64, C128, F32, F64, I32, I64, Value, const
-from funcgrad.lowering.complex_math import to_complex
+from funcgrad.lowering.complex_math import cmul, cne, csub, to_complex
 from funcgrad.lowering.context import lower_materialized
+from funcgrad.lowering.elementwise import COMPLEX_EMITTERS
 
 # CBLAS enums
 _COL_MAJOR, _NO_TRANS, _UPPER, _NON_UNIT, _LEFT = 102, 111, 121, 131, 141
@@ -373,17 +374,19 @@ def _triangular_solve_lower(ctx, a, rhs, *, lower, transpose_a, unit_diagonal):
 
 
 # --- lu (native loop, op for op the impl) ------------------------------------------------------------
-@lower_materialized(la.lu_p)
+@lower_materialized(la.lu_p, complex_ok=True)
 def _lu_lower(ctx, x):
-    _check_float(x, complex_ok=False)  # (complex lu: the evaluator, see the module docstring)
+    _check_float(x)
     lu_out, piv_out, perm_out = ctx.outs
     n = x.shape[-1]
     nb = _batch(x.shape, 2)
     if nb * n == 0:
         return
     dt = x.dtype
-    ty = "double" if dt == F64 else "float"
-    fabs = f"llvm.fabs.{'f64' if dt == F64 else 'f32'}"
+    cplx = dt.kind == "c"  # (complex: NumPy's abs, Smith division, multiply: complex_math's)
+    rdt = np.dtype(dt).type(0).real.dtype
+    ty = "double" if rdt == F64 else "float"
+    fabs = f"llvm.fabs.{'f64' if rdt == F64 else 'f32'}"
     ctx.b.module.declare(fabs, f"declare {ty} @{fabs}({ty})")
     ctx.write(lu_out, x, flat=True)
     ctx.work += nb * n ** 3
@@ -394,6 +397,8 @@ def _lu_lower(ctx, x):
         return b.iadd(base, b.iadd(b.imul(i, n), j))
 
     def absval(v):
+        if cplx:
+            return COMPLEX_EMITTERS[ew.abs_p](b, v)
         return Value(b.emit(f"call {ty} @{fabs}({ty} {v.ref})"), dt)
 
     def one(bi, _):
@@ -434,12 +439,14 @@ def _lu_lower(ctx, x):
 
             ctx.if_then(b.icmp("ne", piv.ref, k), swap_rows)
             pivot = b.load(b.gep(p, dt, at(base, k, k)), dt)
-            nonzero = b.cmp("fcmp", "une", pivot, zero)  # piv != 0 (true for NaN, as in NumPy)
+            # piv != 0 (true for NaN, as in NumPy)
+            nonzero = cne(b, pivot, zero) if cplx else b.cmp("fcmp", "une", pivot, zero)
 
             def scale(i, _):
                 q = b.gep(p, dt, at(base, i, k))
                 v = b.load(q, dt)
-                b.store(q, b.select(nonzero, b.op("fdiv", v, pivot), v))
+                quot = COMPLEX_EMITTERS[ew.div_p](b, v, pivot) if cplx else b.op("fdiv", v, pivot)
+                b.store(q, b.select(nonzero, quot, v))
                 return []
 
             ctx.for_range(n, scale, start=b.iadd(k, 1))
@@ -450,7 +457,10 @@ def _lu_lower(ctx, x):
                 def inner(j, __):
                     q = b.gep(p, dt, at(base, i, j))
                     ukj = b.load(b.gep(p, dt, at(base, k, j)), dt)
-                    b.store(q, b.op("fsub", b.load(q, dt), b.op("fmul", lik, ukj)))
+                    if cplx:
+                        b.store(q, csub(b, b.load(q, dt), cmul(b, lik, ukj)))
+                    else:
+                        b.store(q, b.op("fsub", b.load(q, dt), b.op("fmul", lik, ukj)))
                     return []
 
                 ctx.for_range(n, inner, start=b.iadd(k, 1))
