@@ -288,3 +288,19 @@ def test_compiled_complex_solve_inv_det(f, args):
     want = f(*args)
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-5 if want.dtype == np.complex64 else 1e-13)
+
+
+@pytest.mark.parametrize("compute_eigenvectors", [True, False])
+@pytest.mark.parametrize("a", [
+    np.stack([R, R.T]),  # real input: dgeev's packed conjugate pairs unpacked
+    R.astype(np.float32),
+    A,
+    A.astype(np.complex64),
+    np.array([[1.0, 2.0], [np.nan, 0.0]]),  # LAPACK not called (NumPy raises): NaN outputs
+])
+def test_compiled_eig_matches_eager(a, compute_eigenvectors):
+    f = lambda m: peig.eig(m, compute_eigenvectors=compute_eigenvectors)  # noqa: E731
+    got, want = _compiled(f, a), f(a)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)

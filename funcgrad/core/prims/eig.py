@@ -79,7 +79,6 @@ jvp_rules[eig_p] = _eig_jvp
 ad.nonlinear(eig_p)
 la._leading_batcher(eig_p)
 allow_missing("eager_vjp", eig_p, la._NO_NUMPY_RULE)
-allow_missing("lower", eig_p, "no ?geev lowering yet: jit runs eig with the evaluator (NumPy's LAPACK)")
 
 
 def eig(a, *, compute_eigenvectors: bool = True):
