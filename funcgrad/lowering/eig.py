@@ -18,23 +18,33 @@ import numpy as np
 from funcgrad.core.prims import eig as eg
 from funcgrad.lowering.builder import BOOL, C64, F64, I32, I64, Value, const
 from funcgrad.lowering.context import lower_materialized
-from funcgrad.lowering.linalg import _LEN1, _batch, _check_float, _chr, _Emitter, _input_ptr, _query, _ref, _symbol
+from funcgrad.lowering.linalg import (
+    LEN1,
+    Emitter,
+    check_float,
+    chr_arg,
+    input_ptr,
+    lapack_query,
+    lapack_symbol,
+    matrix_batch,
+    ref_arg,
+)
 
 
 @lower_materialized(eg.eig_p, complex_ok=True)
 def _eig_lower(ctx, x, *, compute_eigenvectors=True):
-    wdt, pre = _check_float(x)
+    wdt, pre = check_float(x)
     w_out = ctx.outs[0]
     v_out = ctx.outs[1] if compute_eigenvectors else None
     n = x.shape[-1]
-    nb = _batch(x.shape, 2)
+    nb = matrix_batch(x.shape, 2)
     if nb * n == 0:
         return
     cdt = np.dtype(w_out.dtype)
     jobvr = "V" if compute_eigenvectors else "N"
     ldvr = n if compute_eigenvectors else 1
-    sym, _, ity = _symbol(pre + "geev")
-    e = _Emitter(ctx, ity, wdt)
+    sym, _, ity = lapack_symbol(pre + "geev")
+    e = Emitter(ctx, ity, wdt)
     real = pre == "d"
 
     def q(ci, work, iwork, info, rwork):
@@ -42,14 +52,14 @@ def _eig_lower(ctx, x, *, compute_eigenvectors=True):
         vl = np.zeros(1, wdt)
         ws = [np.zeros(n), np.zeros(n)] if real else [np.zeros(n, wdt)]
         tail = [] if real else [np.zeros(2 * n).ctypes.data_as(ctypes.c_void_p)]
-        return [_chr("N"), _chr(jobvr), _ref(ci, n), a.ctypes.data_as(ctypes.c_void_p), _ref(ci, n),
-                *[w.ctypes.data_as(ctypes.c_void_p) for w in ws], vl.ctypes.data_as(ctypes.c_void_p), _ref(ci, 1),
-                vr.ctypes.data_as(ctypes.c_void_p), _ref(ci, ldvr), work.ctypes.data_as(ctypes.c_void_p),
-                _ref(ci, -1), *tail, ctypes.byref(info), _LEN1, _LEN1]
+        return [chr_arg("N"), chr_arg(jobvr), ref_arg(ci, n), a.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, n),
+                *[w.ctypes.data_as(ctypes.c_void_p) for w in ws], vl.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, 1),
+                vr.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, ldvr), work.ctypes.data_as(ctypes.c_void_p),
+                ref_arg(ci, -1), *tail, ctypes.byref(info), LEN1, LEN1]
 
     q.key = (n, jobvr, pre)
-    lwork = max(1, _query(pre + "geev", q)[0])
-    src = _input_ptr(ctx, x)
+    lwork = max(1, lapack_query(pre + "geev", q)[0])
+    src = input_ptr(ctx, x)
     fa, fvr, fvl = e.buffer(n * n, wdt), e.buffer(ldvr * n, wdt), e.buffer(1, wdt)
     fw = [("ptr", e.buffer(n, F64)), ("ptr", e.buffer(n, F64))] if real else [("ptr", e.buffer(n, wdt))]
     work, info = e.buffer(lwork, wdt), e.ints(1)

@@ -93,7 +93,7 @@ def _library():
 
 
 @engine.provider("lapack")
-def _symbol(name: str, cblas: bool = False):
+def lapack_symbol(name: str, cblas: bool = False):
     """Bind LAPACK routine ``name`` (e.g. ``dpotrf``) or CBLAS ``name`` (``dtrsm``) as
     ``fg_lapack_<name>``; return (IR symbol, ctypes function, integer IR type)."""
     key = ("sym", name)
@@ -130,10 +130,10 @@ def _np_int(ity):
     return I64 if ity == "i64" else I32
 
 
-def _query(name: str, build_args, nwork: int = 1) -> list:
+def lapack_query(name: str, build_args, nwork: int = 1) -> list:
     """Workspace query (``lwork = -1``) at compile time; returns the first ``nwork`` of
     (work[0] as int, iwork[0]) as LAPACK reports them. Cached per argument tuple."""
-    sym, fn, ity = _symbol(name)
+    sym, fn, ity = lapack_symbol(name)
     key = (name, build_args.__name__, getattr(build_args, "key", None))
     if key in _queries:
         return _queries[key]
@@ -152,19 +152,19 @@ def _query(name: str, build_args, nwork: int = 1) -> list:
     return out
 
 
-def _ref(ci, v):
+def ref_arg(ci, v):
     return ctypes.byref(ci(v))
 
 
-def _chr(c: str):
+def chr_arg(c: str):
     return ctypes.c_char_p(c.encode())
 
 
-_LEN1 = ctypes.c_size_t(1)  # the hidden length of a CHARACTER*1 argument
+LEN1 = ctypes.c_size_t(1)  # the hidden length of a CHARACTER*1 argument
 
 
 # --- IR helpers -------------------------------------------------------------------------------------
-class _Emitter:
+class Emitter:
     """IR for one LAPACK-calling rule: constants, buffers, calls, copy loops."""
 
     def __init__(self, ctx, ity: str, wdt=F64):
@@ -245,7 +245,7 @@ class _Emitter:
         self.loop2(rows, cols, body)
 
 
-def _input_ptr(ctx, x) -> str:
+def input_ptr(ctx, x) -> str:
     """A row-major buffer holding operand ``x`` (fused operands are materialised)."""
     if x.is_buffer:
         return x.ptr
@@ -254,11 +254,11 @@ def _input_ptr(ctx, x) -> str:
     return tmp.ptr
 
 
-def _batch(shape, core: int) -> int:
+def matrix_batch(shape, core: int) -> int:
     return int(np.prod(shape[:-core], dtype=np.int64)) if len(shape) > core else 1
 
 
-def _check_float(x, complex_ok: bool = True):
+def check_float(x, complex_ok: bool = True):
     """The dtype LAPACK computes in (NumPy's: float64 / complex128 for every input) and
     the routine prefix, 'd' or 'z'."""
     if x.dtype not in ((F32, F64, C64, C128) if complex_ok else (F32, F64)):
@@ -269,15 +269,15 @@ def _check_float(x, complex_ok: bool = True):
 # --- cholesky ------------------------------------------------------------------------------------
 @lower_materialized(la.cholesky_p, complex_ok=True)
 def _cholesky_lower(ctx, x):
-    wdt, pre = _check_float(x)
+    wdt, pre = check_float(x)
     out = ctx.outs[0]
     n = x.shape[-1]
-    nb = _batch(x.shape, 2)
+    nb = matrix_batch(x.shape, 2)
     if nb * n == 0:
         return
-    sym, _, ity = _symbol(pre + "potrf")
-    e = _Emitter(ctx, ity, wdt)
-    src = _input_ptr(ctx, x)
+    sym, _, ity = lapack_symbol(pre + "potrf")
+    e = Emitter(ctx, ity, wdt)
+    src = input_ptr(ctx, x)
     fa, info = e.buffer(n * n, wdt), e.ints(1)
     ctx.work += nb * n ** 3 // 3
     b = ctx.b
@@ -297,16 +297,16 @@ def _cholesky_lower(ctx, x):
 # --- triangular_solve ------------------------------------------------------------------------------
 @lower_materialized(la.triangular_solve_p, complex_ok=True)
 def _triangular_solve_lower(ctx, a, rhs, *, lower, transpose_a, unit_diagonal):
-    wdt, pre = _check_float(a)
+    wdt, pre = check_float(a)
     out = ctx.outs[0]
     n, k = rhs.shape[-2], rhs.shape[-1]
-    nb = _batch(rhs.shape, 2)
+    nb = matrix_batch(rhs.shape, 2)
     if nb * n * k == 0:
         return
     single = k == 1
-    sym, _, ity = _symbol(pre + ("trsv" if single else "trsm"), cblas=True)
-    e = _Emitter(ctx, ity, wdt)
-    pa, pb = _input_ptr(ctx, a), _input_ptr(ctx, rhs)
+    sym, _, ity = lapack_symbol(pre + ("trsv" if single else "trsm"), cblas=True)
+    e = Emitter(ctx, ity, wdt)
+    pa, pb = input_ptr(ctx, a), input_ptr(ctx, rhs)
     fa, fb = e.buffer(n * n, wdt), e.buffer(n * k, wdt)
     ctx.work += nb * n * n * k
     b = ctx.b
@@ -376,10 +376,10 @@ def _triangular_solve_lower(ctx, a, rhs, *, lower, transpose_a, unit_diagonal):
 # --- lu (native loop, op for op the impl) ------------------------------------------------------------
 @lower_materialized(la.lu_p, complex_ok=True)
 def _lu_lower(ctx, x):
-    _check_float(x)
+    check_float(x)
     lu_out, piv_out, perm_out = ctx.outs
     n = x.shape[-1]
-    nb = _batch(x.shape, 2)
+    nb = matrix_batch(x.shape, 2)
     if nb * n == 0:
         return
     dt = x.dtype
@@ -478,30 +478,30 @@ def _lu_lower(ctx, x):
 # --- eigh ----------------------------------------------------------------------------------------------
 @lower_materialized(la.eigh_p, complex_ok=True)
 def _eigh_lower(ctx, x, *, lower=True):
-    wdt, pre = _check_float(x)
+    wdt, pre = check_float(x)
     w_out, v_out = ctx.outs
     n = x.shape[-1]
-    nb = _batch(x.shape, 2)
+    nb = matrix_batch(x.shape, 2)
     if nb * n == 0:
         return
     # (complex: zheevd, with a real workspace rwork after work)
     routine = "zheevd" if pre == "z" else "dsyevd"
-    sym, _, ity = _symbol(routine)
+    sym, _, ity = lapack_symbol(routine)
     uplo = "L" if lower else "U"
-    e = _Emitter(ctx, ity, wdt)
+    e = Emitter(ctx, ity, wdt)
 
     def q(ci, work, iwork, info, rwork):
         a, w = np.zeros(n * n, wdt), np.zeros(n)
-        ptr = [work.ctypes.data_as(ctypes.c_void_p), _ref(ci, -1)]
+        ptr = [work.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, -1)]
         if pre == "z":
-            ptr += [rwork.ctypes.data_as(ctypes.c_void_p), _ref(ci, -1)]
-        return [_chr("V"), _chr(uplo), _ref(ci, n), a.ctypes.data_as(ctypes.c_void_p), _ref(ci, max(n, 1)),
+            ptr += [rwork.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, -1)]
+        return [chr_arg("V"), chr_arg(uplo), ref_arg(ci, n), a.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, max(n, 1)),
                 w.ctypes.data_as(ctypes.c_void_p), *ptr,
-                iwork.ctypes.data_as(ctypes.c_void_p), _ref(ci, -1), ctypes.byref(info), _LEN1, _LEN1]
+                iwork.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, -1), ctypes.byref(info), LEN1, LEN1]
 
     q.key = (n, uplo, pre)
-    lwork, liwork, lrwork = _query(routine, q, 3)
-    src = _input_ptr(ctx, x)
+    lwork, liwork, lrwork = lapack_query(routine, q, 3)
+    src = input_ptr(ctx, x)
     fa, fw, work, iwork, info = (e.buffer(n * n, wdt), e.buffer(n, F64), e.buffer(lwork, wdt),
                                  e.ints(liwork), e.ints(1))
     rwork = [("ptr", e.buffer(lrwork, F64)), ("ptr", e.int_const(lrwork))] if pre == "z" else []
@@ -532,34 +532,34 @@ def _eigh_lower(ctx, x, *, lower=True):
 # --- qr ------------------------------------------------------------------------------------------------
 @lower_materialized(la.qr_p, complex_ok=True)
 def _qr_lower(ctx, x):
-    wdt, pre = _check_float(x)
+    wdt, pre = check_float(x)
     q_out, r_out = ctx.outs
     m, n = x.shape[-2:]
     k = min(m, n)
-    nb = _batch(x.shape, 2)
+    nb = matrix_batch(x.shape, 2)
     if nb * m * n == 0:  # Q (m, 0) or R (0, n): nothing to write
         return
-    geqrf, _, ity = _symbol(pre + "geqrf")
-    orgqr, _, _ = _symbol("zungqr" if pre == "z" else "dorgqr")
-    e = _Emitter(ctx, ity, wdt)
+    geqrf, _, ity = lapack_symbol(pre + "geqrf")
+    orgqr, _, _ = lapack_symbol("zungqr" if pre == "z" else "dorgqr")
+    e = Emitter(ctx, ity, wdt)
     lda = max(1, m)
 
     def q1(ci, work, iwork, info, rwork):
         a, tau = np.zeros(m * n, wdt), np.zeros(max(k, 1), wdt)
-        return [_ref(ci, m), _ref(ci, n), a.ctypes.data_as(ctypes.c_void_p), _ref(ci, lda),
-                tau.ctypes.data_as(ctypes.c_void_p), work.ctypes.data_as(ctypes.c_void_p), _ref(ci, -1),
+        return [ref_arg(ci, m), ref_arg(ci, n), a.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, lda),
+                tau.ctypes.data_as(ctypes.c_void_p), work.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, -1),
                 ctypes.byref(info)]
 
     def q2(ci, work, iwork, info, rwork):
         a, tau = np.zeros(m * max(n, k), wdt), np.zeros(max(k, 1), wdt)
-        return [_ref(ci, m), _ref(ci, k), _ref(ci, k), a.ctypes.data_as(ctypes.c_void_p), _ref(ci, lda),
-                tau.ctypes.data_as(ctypes.c_void_p), work.ctypes.data_as(ctypes.c_void_p), _ref(ci, -1),
+        return [ref_arg(ci, m), ref_arg(ci, k), ref_arg(ci, k), a.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, lda),
+                tau.ctypes.data_as(ctypes.c_void_p), work.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, -1),
                 ctypes.byref(info)]
 
     q1.key = q2.key = (m, n, pre)
-    lwork1 = max(1, n, _query(pre + "geqrf", q1)[0])  # as NumPy sizes them
-    lwork2 = max(1, n, _query("zungqr" if pre == "z" else "dorgqr", q2)[0])
-    src = _input_ptr(ctx, x)
+    lwork1 = max(1, n, lapack_query(pre + "geqrf", q1)[0])  # as NumPy sizes them
+    lwork2 = max(1, n, lapack_query("zungqr" if pre == "z" else "dorgqr", q2)[0])
+    src = input_ptr(ctx, x)
     fa, tau = e.buffer(m * n, wdt), e.buffer(k, wdt)
     work, info = e.buffer(max(lwork1, lwork2), wdt), e.ints(1)
     ctx.work += nb * 4 * m * n * k
@@ -583,10 +583,10 @@ def _qr_lower(ctx, x):
 # --- svd ------------------------------------------------------------------------------------------------
 @lower_materialized(la.svd_p, complex_ok=True)
 def _svd_lower(ctx, x, *, full_matrices=False, compute_uv=True):
-    wdt, pre = _check_float(x)
+    wdt, pre = check_float(x)
     m, n = x.shape[-2:]
     k = min(m, n)
-    nb = _batch(x.shape, 2)
+    nb = matrix_batch(x.shape, 2)
     if compute_uv:
         u_out, s_out, vt_out = ctx.outs
     else:
@@ -605,8 +605,8 @@ def _svd_lower(ctx, x, *, full_matrices=False, compute_uv=True):
     jobz = "N" if not compute_uv else ("A" if full_matrices else "S")
     ucols, vtrows = {"N": (0, 0), "A": (m, n), "S": (k, k)}[jobz]
     ldu, ldvt = max(m, 1), max(1, vtrows)
-    sym, _, ity = _symbol(pre + "gesdd")
-    e = _Emitter(ctx, ity, wdt)
+    sym, _, ity = lapack_symbol(pre + "gesdd")
+    e = Emitter(ctx, ity, wdt)
     # (complex: zgesdd takes a real workspace rwork after work, sized as NumPy sizes it)
     lrwork = (7 * k if jobz == "N" else max(5 * k * k + 5 * k, 2 * max(m, n) * k + 2 * k * k + k)) if pre == "z" else 0
     rw = np.zeros(max(lrwork, 1))
@@ -616,14 +616,15 @@ def _svd_lower(ctx, x, *, full_matrices=False, compute_uv=True):
         u, vt = np.zeros(max(1, m * ucols), wdt), np.zeros(max(1, n * vtrows), wdt)
         iw = np.zeros(8 * k, np.int64)
         real_work = [rw.ctypes.data_as(ctypes.c_void_p)] if pre == "z" else []
-        return [_chr(jobz), _ref(ci, m), _ref(ci, n), a.ctypes.data_as(ctypes.c_void_p), _ref(ci, max(m, 1)),
-                s.ctypes.data_as(ctypes.c_void_p), u.ctypes.data_as(ctypes.c_void_p), _ref(ci, ldu),
-                vt.ctypes.data_as(ctypes.c_void_p), _ref(ci, ldvt), work.ctypes.data_as(ctypes.c_void_p),
-                _ref(ci, -1), *real_work, iw.ctypes.data_as(ctypes.c_void_p), ctypes.byref(info), _LEN1]
+        return [chr_arg(jobz), ref_arg(ci, m), ref_arg(ci, n), a.ctypes.data_as(ctypes.c_void_p),
+                ref_arg(ci, max(m, 1)), s.ctypes.data_as(ctypes.c_void_p), u.ctypes.data_as(ctypes.c_void_p),
+                ref_arg(ci, ldu),
+                vt.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, ldvt), work.ctypes.data_as(ctypes.c_void_p),
+                ref_arg(ci, -1), *real_work, iw.ctypes.data_as(ctypes.c_void_p), ctypes.byref(info), LEN1]
 
     q.key = (m, n, jobz, pre)
-    lwork = _query(pre + "gesdd", q)[0] or 1
-    src = _input_ptr(ctx, x)
+    lwork = lapack_query(pre + "gesdd", q)[0] or 1
+    src = input_ptr(ctx, x)
     fa, fs = e.buffer(m * n, wdt), e.buffer(k, F64)
     fu, fvt = e.buffer(m * ucols, wdt), e.buffer(n * vtrows, wdt)
     work, iwork, info = e.buffer(lwork, wdt), e.ints(8 * k), e.ints(1)
