@@ -45,7 +45,7 @@ from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.errors import LoweringError
 from funcgrad.lowering import complex_math, dot, elementwise, indexing, reductions, structural  # noqa: F401  (rules)
 from funcgrad.lowering import disk_cache, dispatch, effects, engine, program_cache
-from funcgrad.lowering import fft_lower, linalg  # noqa: F401  (register rules)
+from funcgrad.lowering import eig, fft_lower, linalg  # noqa: F401  (register rules)
 from funcgrad.lowering import bits, special  # noqa: F401  (register rules)
 from funcgrad.lowering import pending  # noqa: F401  (allow-list: the inlined call primitives)
 from funcgrad.lowering.builder import ModuleBuilder

@@ -1,7 +1,8 @@
 """dot_general (``core/prims/dot.py``): a call into NumPy's own OpenBLAS, or a loop.
 
-Float products become ``cblas_{d,s}gemm`` calls on the OpenBLAS copy NumPy has
-already loaded (no new dependency). Each operand must look like a row-major
+Float products become ``cblas_{d,s}gemm`` calls (complex: ``cblas_{z,c}gemm``, alpha and
+beta passed by pointer) on the OpenBLAS copy NumPy has already loaded (no new
+dependency). Each operand must look like a row-major
 ``[batch, rows, cols]`` matrix; an operand whose dims are ``[batch, cols, rows]`` is
 passed with the BLAS transpose flag instead, and any other layout (or a fused,
 not-yet-computed operand) is packed into scratch memory by one fused loop. Batch
@@ -36,6 +37,7 @@ from funcgrad import config
 from funcgrad.core.prims import dot as dt
 from funcgrad.lowering import engine
 from funcgrad.lowering.builder import F64, const
+from funcgrad.lowering.complex_math import cadd, cmul
 from funcgrad.lowering.context import Operand, lower_materialized
 
 USE_BLAS = not config.flag(config.NO_BLAS)  # read once; tests flip the attribute
@@ -96,12 +98,25 @@ def find_blas():
                 continue
             engine.add_symbol("fg_blas_dgemm", ctypes.cast(d, ctypes.c_void_p).value)
             engine.add_symbol("fg_blas_sgemm", ctypes.cast(s, ctypes.c_void_p).value)
-            result = {"int": ity, "library": path, "symbol": dname, "threads": _bind_thread_control(lib)}
+            result = {"int": ity, "library": path, "symbol": dname, "threads": _bind_thread_control(lib),
+                      "complex": _bind_complex_gemm(lib, dname)}
             break
         if result:
             break
     _blas["result"] = result
     return result
+
+
+def _bind_complex_gemm(lib, dname: str) -> bool:
+    """Bind ``fg_blas_zgemm``/``fg_blas_cgemm`` (named as the double routine, ``d`` -> ``z``/
+    ``c``); False if the library lacks them (complex products then use the loop)."""
+    try:
+        z, c = getattr(lib, dname.replace("dgemm", "zgemm")), getattr(lib, dname.replace("dgemm", "cgemm"))
+    except AttributeError:
+        return False
+    engine.add_symbol("fg_blas_zgemm", ctypes.cast(z, ctypes.c_void_p).value)
+    engine.add_symbol("fg_blas_cgemm", ctypes.cast(c, ctypes.c_void_p).value)
+    return True
 
 
 def _bind_thread_control(lib) -> bool:
@@ -174,6 +189,18 @@ def _gemm_operand(ctx, x, batch, rows, cols):
     return tmp.ptr, False, max(ncols, 1)
 
 
+def _scalar_ops(dtype, float_flags: str = ""):
+    """(mul, add) emitters ``f(b, x, y)`` for the element type: integer, float (with
+    ``float_flags``, e.g. reassociation for a vectorised sum), or complex (NumPy's
+    formulas, ``complex_math``: no reassociation)."""
+    if dtype.kind == "c":
+        return cmul, cadd
+    fl = dtype.kind == "f"
+    flags = float_flags if fl else ""
+    mul, add = ("fmul", "fadd") if fl else ("mul", "add")
+    return (lambda b, u, v: b.op(mul, u, v, flags=flags)), (lambda b, u, v: b.op(add, u, v, flags=flags))
+
+
 def _loop_kernel(ctx, out, x, y, lc, rc, lb, rb):
     """out[b, i, j] += x[b, i, k] * y[b, k, j] over i-k-j (contiguous innermost j)."""
     b = ctx.b
@@ -182,7 +209,7 @@ def _loop_kernel(ctx, out, x, y, lc, rc, lb, rb):
     ctx.loop_nest(out.shape, lambda idx: out.store(idx, zero), flat=True)
     shape = [x.shape[d] for d in lb + lf + lc] + [y.shape[d] for d in rf]
     nb, nf, nc = len(lb), len(lf), len(lc)
-    fl = x.dtype.kind == "f"
+    mul, add = _scalar_ops(x.dtype)
 
     def body(idx):
         c = idx.comps
@@ -191,9 +218,9 @@ def _loop_kernel(ctx, out, x, y, lc, rc, lb, rb):
         for dims, vals, target in ((lb, cb, xc), (lf, ci, xc), (lc, ck, xc), (rb, cb, yc), (rc, ck, yc), (rf, cj, yc)):
             for d, v in zip(dims, vals):
                 target[d] = v
-        prod = b.op("fmul" if fl else "mul", x.at(ctx.idx(x.shape, comps=xc)), y.at(ctx.idx(y.shape, comps=yc)))
+        prod = mul(b, x.at(ctx.idx(x.shape, comps=xc)), y.at(ctx.idx(y.shape, comps=yc)))
         o = ctx.idx(out.shape, comps=cb + ci + cj)
-        out.store(o, b.op("fadd" if fl else "add", out.at(o), prod))
+        out.store(o, add(b, out.at(o), prod))
 
     ctx.loop_nest(shape, body)
 
@@ -206,8 +233,7 @@ def _dot_kernel(ctx, out, x, y, lc, rc, lb, rb):
     b = ctx.b
     lf, rf = _free(len(x.shape), lc, lb), _free(len(y.shape), rc, rb)
     nb, nf = len(lb), len(lf)
-    fl = x.dtype.kind == "f"
-    mul, add, flags = ("fmul", "fadd", "reassoc contract") if fl else ("mul", "add", "")
+    mul, add = _scalar_ops(x.dtype, "reassoc contract")
     (kx,), (ky,) = lc, rc
 
     def body(idx):
@@ -220,8 +246,7 @@ def _dot_kernel(ctx, out, x, y, lc, rc, lb, rb):
         def step(k, acc):
             xc[kx], yc[ky] = k, k
             xv, yv = x.at(ctx.idx(x.shape, comps=list(xc))), y.at(ctx.idx(y.shape, comps=list(yc)))
-            prod = b.op(mul, xv, yv, flags=flags)
-            return [b.op(add, acc[0], prod, flags=flags)]
+            return [add(b, acc[0], mul(b, xv, yv))]
 
         (total,) = ctx.for_range(x.shape[kx], step, carry=[const(out.dtype, 0)])
         out.store(idx, total)
@@ -252,7 +277,23 @@ def small_product(ctx, out, x, y, lc, rc, lb, rb, m, n):
         _loop_kernel(ctx, out, x, y, lc, rc, lb, rb)
 
 
-@lower_materialized(dt.dot_general_p)
+def gemm_scalars(ctx, dtype):
+    """(symbol, alpha/beta IR type, alpha = 1, beta = 0) of the gemm for ``dtype``. The
+    complex routines take alpha and beta by pointer: module constants ``{1, 0}`` and
+    ``{0, 0}`` (no process address in the IR text)."""
+    wide = dtype == np.dtype(np.complex128)
+    if dtype.kind == "f":
+        fty = "double" if dtype == F64 else "float"
+        return ("fg_blas_dgemm" if dtype == F64 else "fg_blas_sgemm"), fty, const(dtype, 1.0).ref, const(dtype, 0.0).ref
+    part = "double" if wide else "float"
+    tag = "z" if wide else "c"
+    for val, nm in ((1, "one"), (0, "zero")):
+        ctx.b.module.declare(f"fg_gemm_{tag}{nm}", f"@fg_gemm_{tag}{nm} = private unnamed_addr constant "
+                             f"[2 x {part}] [{part} {val}.0, {part} 0.0], align 16")
+    return f"fg_blas_{tag}gemm", "ptr", f"@fg_gemm_{tag}one", f"@fg_gemm_{tag}zero"
+
+
+@lower_materialized(dt.dot_general_p, complex_ok=True)
 def _dot_general_lower(ctx, x, y, *, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
     lc, rc, lb, rb = tuple(lc), tuple(rc), tuple(lb), tuple(rb)
@@ -262,7 +303,9 @@ def _dot_general_lower(ctx, x, y, *, dimension_numbers):
     m, k, n = _prod(x.shape[d] for d in lf), _prod(x.shape[d] for d in lc), _prod(y.shape[d] for d in rf)
     if nbatch * m * n == 0:
         return
-    blas = find_blas() if USE_BLAS and x.dtype.kind == "f" else None
+    blas = find_blas() if USE_BLAS and x.dtype.kind in "fc" else None
+    if blas is not None and x.dtype.kind == "c" and not blas.get("complex"):
+        blas = None
     small = m * n * k <= SMALL_FLOPS or (m * n * k <= DOT_KERNEL_FLOPS and _dot_kernel_fits(x, y, lc, rc, n))
     if blas is None or k == 0 or small:
         small_product(ctx, out, x, y, lc, rc, lb, rb, m, n)
@@ -270,12 +313,11 @@ def _dot_general_lower(ctx, x, y, *, dimension_numbers):
     ctx.work += 2 * nbatch * m * n * k
     a_ptr, ta, lda = _gemm_operand(ctx, x, lb, lf, lc)
     b_ptr, tb, ldb = _gemm_operand(ctx, y, rb, rc, rf)
-    ity, fty = blas["int"], ("double" if x.dtype == F64 else "float")
-    name = "fg_blas_dgemm" if x.dtype == F64 else "fg_blas_sgemm"
+    ity = blas["int"]
+    name, fty, one, zero = gemm_scalars(ctx, x.dtype)
     # cblas_?gemm(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
     sig = f"i32, i32, i32, {ity}, {ity}, {ity}, {fty}, ptr, {ity}, ptr, {ity}, {fty}, ptr, {ity}"
     ctx.b.module.declare(name, f"declare void @{name}({sig})")
-    one, zero = const(x.dtype, 1.0).ref, const(x.dtype, 0.0).ref
     bld = ctx.b
 
     def call(i, _):

@@ -29,6 +29,11 @@ qr                 ``dgeqrf``, R from its upper triangle, then ``dorgqr`` in pla
 svd                ``dgesdd`` with jobz 'A' / 'S' / 'N' (as ``np.linalg.svd``)
 =================  ===============================================================
 
+Complex input calls the ``z`` routines (``zpotrf``, ``cblas_ztrsv``/``ztrsm`` with alpha by
+pointer, ``zheevd`` and ``zgesdd`` with their real ``rwork``, ``zgeqrf``/``zungqr``) in
+complex128, as ``numpy.linalg`` does; complex ``lu``'s loop uses NumPy's complex abs,
+Smith division and multiply (``complex_math``), bitwise the impl's.
+
 float32 inputs are computed in double and rounded at the end, because that is what
 ``numpy.linalg`` does (its ``_commonType`` always picks double); ``lu``'s impl is
 plain NumPy arithmetic in the input dtype, and so is its loop. Workspace sizes are
@@ -53,11 +58,14 @@ import ctypes
 import numpy as np
 
 from funcgrad.core.avals import ShapedArray
+from funcgrad.core.prims import elementwise as ew
 from funcgrad.core.prims import linalg as la
 from funcgrad.errors import LoweringError
 from funcgrad.lowering import dot, engine
-from funcgrad.lowering.builder import BOOL, F32, F64, I32, I64, Value, const
+from funcgrad.lowering.builder import BOOL, C64, C128, F32, F64, I32, I64, Value, const
+from funcgrad.lowering.complex_math import cmul, cne, csub, to_complex
 from funcgrad.lowering.context import lower_materialized
+from funcgrad.lowering.elementwise import COMPLEX_EMITTERS
 
 # CBLAS enums
 _COL_MAJOR, _NO_TRANS, _UPPER, _NON_UNIT, _LEFT = 102, 111, 121, 131, 141
@@ -85,7 +93,7 @@ def _library():
 
 
 @engine.provider("lapack")
-def _symbol(name: str, cblas: bool = False):
+def lapack_symbol(name: str, cblas: bool = False):
     """Bind LAPACK routine ``name`` (e.g. ``dpotrf``) or CBLAS ``name`` (``dtrsm``) as
     ``fg_lapack_<name>``; return (IR symbol, ctypes function, integer IR type)."""
     key = ("sym", name)
@@ -122,45 +130,47 @@ def _np_int(ity):
     return I64 if ity == "i64" else I32
 
 
-def _query(name: str, build_args, nwork: int = 1) -> list:
+def lapack_query(name: str, build_args, nwork: int = 1) -> list:
     """Workspace query (``lwork = -1``) at compile time; returns the first ``nwork`` of
     (work[0] as int, iwork[0]) as LAPACK reports them. Cached per argument tuple."""
-    sym, fn, ity = _symbol(name)
+    sym, fn, ity = lapack_symbol(name)
     key = (name, build_args.__name__, getattr(build_args, "key", None))
     if key in _queries:
         return _queries[key]
     ci = _cint(ity)
-    work = np.zeros(1, np.float64)
+    work = np.zeros(2, np.float64)  # (a complex routine writes a complex: its real part is work[0])
     iwork = np.zeros(1, np.int64 if ity == "i64" else np.int32)
+    rwork = np.zeros(1, np.float64)  # (complex eigh: zheevd's real workspace)
     info = ci(0)
-    args = build_args(ci, work, iwork, info)
+    args = build_args(ci, work, iwork, info, rwork)
     fn.restype = None
     fn(*args)
     if info.value != 0:
         raise LoweringError(f"linear algebra: workspace query of {name} failed (info={info.value})")
-    out = [int(work[0]), int(iwork[0])][:nwork]
+    out = [int(work[0]), int(iwork[0]), int(rwork[0])][:nwork]
     _queries[key] = out
     return out
 
 
-def _ref(ci, v):
+def ref_arg(ci, v):
     return ctypes.byref(ci(v))
 
 
-def _chr(c: str):
+def chr_arg(c: str):
     return ctypes.c_char_p(c.encode())
 
 
-_LEN1 = ctypes.c_size_t(1)  # the hidden length of a CHARACTER*1 argument
+LEN1 = ctypes.c_size_t(1)  # the hidden length of a CHARACTER*1 argument
 
 
 # --- IR helpers -------------------------------------------------------------------------------------
-class _Emitter:
+class Emitter:
     """IR for one LAPACK-calling rule: constants, buffers, calls, copy loops."""
 
-    def __init__(self, ctx, ity: str):
+    def __init__(self, ctx, ity: str, wdt=F64):
         self.ctx, self.b, self.ity = ctx, ctx.b, ity
         self.module = ctx.b.module
+        self.wdt = np.dtype(wdt)  # the Fortran buffers' dtype: float64, or complex128
 
     def int_const(self, v: int) -> str:
         """Pointer to a read-only integer (Fortran passes everything by reference)."""
@@ -205,6 +215,8 @@ class _Emitter:
         dtype = np.dtype(dtype)
         if v.dtype == dtype:
             return v
+        if dtype.kind == "c":
+            return to_complex(self.b, v, dtype)
         return self.b.cast("fpext" if dtype == F64 else "fptrunc", v, dtype)
 
     def fill(self, ptr: str, dtype, off, count: int, value) -> None:
@@ -213,19 +225,19 @@ class _Emitter:
             self.ctx.for_range(count, lambda i, _: self.store(ptr, dtype, self.b.iadd(off, i), c) or [])
 
     def to_fortran(self, src: str, dtype, off, m: int, n: int, dst: str) -> None:
-        """dst (double, column-major, ld m) = src[off:] (row-major m x n)."""
+        """dst (work dtype, column-major, ld m) = src[off:] (row-major m x n)."""
         b = self.b
         self.loop2(m, n, lambda i, j: self.store(
-            dst, F64, b.iadd(i, b.imul(j, m)), self.load(src, dtype, b.iadd(off, b.iadd(b.imul(i, n), j)))))
+            dst, self.wdt, b.iadd(i, b.imul(j, m)), self.load(src, dtype, b.iadd(off, b.iadd(b.imul(i, n), j)))))
 
     def from_fortran(self, src: str, ld: int, rows: int, cols: int, dst: str, dtype, off, keep=None) -> None:
-        """dst[off:] (row-major rows x cols) = src (double, column-major, ld); entries
+        """dst[off:] (row-major rows x cols) = src (work dtype, column-major, ld); entries
         where ``keep(i, j)`` (an i1) is false become 0."""
         b = self.b
-        zero = const(F64, 0.0)
+        zero = const(self.wdt, 0.0)
 
         def body(i, j):
-            v = self.load(src, F64, b.iadd(i, b.imul(j, ld)))
+            v = self.load(src, self.wdt, b.iadd(i, b.imul(j, ld)))
             if keep is not None:
                 v = b.select(Value(keep(i, j), BOOL), v, zero)
             self.store(dst, dtype, b.iadd(off, b.iadd(b.imul(i, cols), j)), v)
@@ -233,7 +245,7 @@ class _Emitter:
         self.loop2(rows, cols, body)
 
 
-def _input_ptr(ctx, x) -> str:
+def input_ptr(ctx, x) -> str:
     """A row-major buffer holding operand ``x`` (fused operands are materialised)."""
     if x.is_buffer:
         return x.ptr
@@ -242,28 +254,31 @@ def _input_ptr(ctx, x) -> str:
     return tmp.ptr
 
 
-def _batch(shape, core: int) -> int:
+def matrix_batch(shape, core: int) -> int:
     return int(np.prod(shape[:-core], dtype=np.int64)) if len(shape) > core else 1
 
 
-def _check_float(x):
-    if x.dtype not in (F32, F64):
+def check_float(x, complex_ok: bool = True):
+    """The dtype LAPACK computes in (NumPy's: float64 / complex128 for every input) and
+    the routine prefix, 'd' or 'z'."""
+    if x.dtype not in ((F32, F64, C64, C128) if complex_ok else (F32, F64)):
         raise LoweringError(f"linear algebra: unsupported dtype {x.dtype}")
+    return (C128, "z") if x.dtype.kind == "c" else (F64, "d")
 
 
 # --- cholesky ------------------------------------------------------------------------------------
-@lower_materialized(la.cholesky_p)
+@lower_materialized(la.cholesky_p, complex_ok=True)
 def _cholesky_lower(ctx, x):
-    _check_float(x)
+    wdt, pre = check_float(x)
     out = ctx.outs[0]
     n = x.shape[-1]
-    nb = _batch(x.shape, 2)
+    nb = matrix_batch(x.shape, 2)
     if nb * n == 0:
         return
-    sym, _, ity = _symbol("dpotrf")
-    e = _Emitter(ctx, ity)
-    src = _input_ptr(ctx, x)
-    fa, info = e.buffer(n * n, F64), e.ints(1)
+    sym, _, ity = lapack_symbol(pre + "potrf")
+    e = Emitter(ctx, ity, wdt)
+    src = input_ptr(ctx, x)
+    fa, info = e.buffer(n * n, wdt), e.ints(1)
     ctx.work += nb * n ** 3 // 3
     b = ctx.b
 
@@ -280,25 +295,25 @@ def _cholesky_lower(ctx, x):
 
 
 # --- triangular_solve ------------------------------------------------------------------------------
-@lower_materialized(la.triangular_solve_p)
+@lower_materialized(la.triangular_solve_p, complex_ok=True)
 def _triangular_solve_lower(ctx, a, rhs, *, lower, transpose_a, unit_diagonal):
-    _check_float(a)
+    wdt, pre = check_float(a)
     out = ctx.outs[0]
     n, k = rhs.shape[-2], rhs.shape[-1]
-    nb = _batch(rhs.shape, 2)
+    nb = matrix_batch(rhs.shape, 2)
     if nb * n * k == 0:
         return
     single = k == 1
-    sym, _, ity = _symbol("dtrsv" if single else "dtrsm", cblas=True)
-    e = _Emitter(ctx, ity)
-    pa, pb = _input_ptr(ctx, a), _input_ptr(ctx, rhs)
-    fa, fb = e.buffer(n * n, F64), e.buffer(n * k, F64)
+    sym, _, ity = lapack_symbol(pre + ("trsv" if single else "trsm"), cblas=True)
+    e = Emitter(ctx, ity, wdt)
+    pa, pb = input_ptr(ctx, a), input_ptr(ctx, rhs)
+    fa, fb = e.buffer(n * n, wdt), e.buffer(n * k, wdt)
     ctx.work += nb * n * n * k
     b = ctx.b
     # The impl solves op(A) X = B with op(A) the chosen triangle (unit diagonal if asked),
     # transposed if asked; a lower op(A) is turned upper by reversing rows and columns.
     is_lower = lower != transpose_a
-    one_c = const(F64, 1.0)
+    one_c = const(wdt, 1.0)
 
     def a_index(i, j):
         """Row-major offset within one matrix of A of U'[i, j] (i <= j)."""
@@ -317,32 +332,38 @@ def _triangular_solve_lower(ctx, a, rhs, *, lower, transpose_a, unit_diagonal):
             def upper():
                 if unit_diagonal:
                     v = b.select(Value(b.icmp("eq", i, j), BOOL), one_c,
-                                 e.convert(e.load(pa, a.dtype, b.iadd(aoff, a_index(i, j))), F64))
+                                 e.convert(e.load(pa, a.dtype, b.iadd(aoff, a_index(i, j))), wdt))
                 else:
                     v = e.load(pa, a.dtype, b.iadd(aoff, a_index(i, j)))
-                e.store(fa, F64, b.iadd(i, b.imul(j, n)), v)
+                e.store(fa, wdt, b.iadd(i, b.imul(j, n)), v)
 
             ctx.if_then(b.icmp("sle", i, j), upper)
 
         e.loop2(n, n, copy_a)
-        e.loop2(n, k, lambda i, j: e.store(fb, F64, b.iadd(i, b.imul(j, n)),
+        e.loop2(n, k, lambda i, j: e.store(fb, wdt, b.iadd(i, b.imul(j, n)),
                                            e.load(pb, rhs.dtype, b.iadd(boff, b.iadd(b.imul(row(i), k), j)))))
         ity_ = e.ity
+        # (ztrsm takes alpha by pointer: dot.py's module constant 1 + 0i)
+        alpha = ("ptr", dot.gemm_scalars(ctx, C128)[2]) if pre == "z" else ("double", const(F64, 1.0).ref)
         if single:
             e.call(sym, [("i32", _COL_MAJOR), ("i32", _UPPER), ("i32", _NO_TRANS), ("i32", _NON_UNIT),
                          (ity_, n), ("ptr", fa), (ity_, max(n, 1)), ("ptr", fb), (ity_, 1)])
         else:
             e.call(sym, [("i32", _COL_MAJOR), ("i32", _LEFT), ("i32", _UPPER), ("i32", _NO_TRANS),
-                         ("i32", _NON_UNIT), (ity_, n), (ity_, k), ("double", const(F64, 1.0).ref),
+                         ("i32", _NON_UNIT), (ity_, n), (ity_, k), alpha,
                          ("ptr", fa), (ity_, max(n, 1)), ("ptr", fb), (ity_, max(n, 1))])
         e.loop2(n, k, lambda i, j: e.store(out.ptr, rhs.dtype, b.iadd(boff, b.iadd(b.imul(row(i), k), j)),
-                                           e.load(fb, F64, b.iadd(i, b.imul(j, n)))))
+                                           e.load(fb, wdt, b.iadd(i, b.imul(j, n)))))
         if not unit_diagonal:  # NumPy: "Singular matrix" when a diagonal entry is 0
             zero = const(F64, 0.0)
 
             def scan(i, carried):
-                d = e.load(fa, F64, b.iadd(i, b.imul(i, n)))
-                z = b.cmp("fcmp", "oeq", d, zero)
+                d = e.load(fa, wdt, b.iadd(i, b.imul(i, n)))
+                if pre == "z":  # 0 + 0i: both parts zero
+                    re, im = b.parts(d)
+                    z = b.op("and", b.cmp("fcmp", "oeq", re, zero), b.cmp("fcmp", "oeq", im, zero))
+                else:
+                    z = b.cmp("fcmp", "oeq", d, zero)
                 return [b.op("or", carried[0], z)]
 
             (bad,) = ctx.for_range(n, scan, carry=[const(BOOL, False)])
@@ -353,17 +374,19 @@ def _triangular_solve_lower(ctx, a, rhs, *, lower, transpose_a, unit_diagonal):
 
 
 # --- lu (native loop, op for op the impl) ------------------------------------------------------------
-@lower_materialized(la.lu_p)
+@lower_materialized(la.lu_p, complex_ok=True)
 def _lu_lower(ctx, x):
-    _check_float(x)
+    check_float(x)
     lu_out, piv_out, perm_out = ctx.outs
     n = x.shape[-1]
-    nb = _batch(x.shape, 2)
+    nb = matrix_batch(x.shape, 2)
     if nb * n == 0:
         return
     dt = x.dtype
-    ty = "double" if dt == F64 else "float"
-    fabs = f"llvm.fabs.{'f64' if dt == F64 else 'f32'}"
+    cplx = dt.kind == "c"  # (complex: NumPy's abs, Smith division, multiply: complex_math's)
+    rdt = np.dtype(dt).type(0).real.dtype
+    ty = "double" if rdt == F64 else "float"
+    fabs = f"llvm.fabs.{'f64' if rdt == F64 else 'f32'}"
     ctx.b.module.declare(fabs, f"declare {ty} @{fabs}({ty})")
     ctx.write(lu_out, x, flat=True)
     ctx.work += nb * n ** 3
@@ -374,6 +397,8 @@ def _lu_lower(ctx, x):
         return b.iadd(base, b.iadd(b.imul(i, n), j))
 
     def absval(v):
+        if cplx:
+            return COMPLEX_EMITTERS[ew.abs_p](b, v)
         return Value(b.emit(f"call {ty} @{fabs}({ty} {v.ref})"), dt)
 
     def one(bi, _):
@@ -414,12 +439,14 @@ def _lu_lower(ctx, x):
 
             ctx.if_then(b.icmp("ne", piv.ref, k), swap_rows)
             pivot = b.load(b.gep(p, dt, at(base, k, k)), dt)
-            nonzero = b.cmp("fcmp", "une", pivot, zero)  # piv != 0 (true for NaN, as in NumPy)
+            # piv != 0 (true for NaN, as in NumPy)
+            nonzero = cne(b, pivot, zero) if cplx else b.cmp("fcmp", "une", pivot, zero)
 
             def scale(i, _):
                 q = b.gep(p, dt, at(base, i, k))
                 v = b.load(q, dt)
-                b.store(q, b.select(nonzero, b.op("fdiv", v, pivot), v))
+                quot = COMPLEX_EMITTERS[ew.div_p](b, v, pivot) if cplx else b.op("fdiv", v, pivot)
+                b.store(q, b.select(nonzero, quot, v))
                 return []
 
             ctx.for_range(n, scale, start=b.iadd(k, 1))
@@ -430,7 +457,10 @@ def _lu_lower(ctx, x):
                 def inner(j, __):
                     q = b.gep(p, dt, at(base, i, j))
                     ukj = b.load(b.gep(p, dt, at(base, k, j)), dt)
-                    b.store(q, b.op("fsub", b.load(q, dt), b.op("fmul", lik, ukj)))
+                    if cplx:
+                        b.store(q, csub(b, b.load(q, dt), cmul(b, lik, ukj)))
+                    else:
+                        b.store(q, b.op("fsub", b.load(q, dt), b.op("fmul", lik, ukj)))
                     return []
 
                 ctx.for_range(n, inner, start=b.iadd(k, 1))
@@ -446,29 +476,36 @@ def _lu_lower(ctx, x):
 
 
 # --- eigh ----------------------------------------------------------------------------------------------
-@lower_materialized(la.eigh_p)
+@lower_materialized(la.eigh_p, complex_ok=True)
 def _eigh_lower(ctx, x, *, lower=True):
-    _check_float(x)
+    wdt, pre = check_float(x)
     w_out, v_out = ctx.outs
     n = x.shape[-1]
-    nb = _batch(x.shape, 2)
+    nb = matrix_batch(x.shape, 2)
     if nb * n == 0:
         return
-    sym, _, ity = _symbol("dsyevd")
+    # (complex: zheevd, with a real workspace rwork after work)
+    routine = "zheevd" if pre == "z" else "dsyevd"
+    sym, _, ity = lapack_symbol(routine)
     uplo = "L" if lower else "U"
-    e = _Emitter(ctx, ity)
+    e = Emitter(ctx, ity, wdt)
 
-    def q(ci, work, iwork, info):
-        a, w = np.zeros(n * n), np.zeros(n)
-        return [_chr("V"), _chr(uplo), _ref(ci, n), a.ctypes.data_as(ctypes.c_void_p), _ref(ci, max(n, 1)),
-                w.ctypes.data_as(ctypes.c_void_p), work.ctypes.data_as(ctypes.c_void_p), _ref(ci, -1),
-                iwork.ctypes.data_as(ctypes.c_void_p), _ref(ci, -1), ctypes.byref(info), _LEN1, _LEN1]
+    def q(ci, work, iwork, info, rwork):
+        a, w = np.zeros(n * n, wdt), np.zeros(n)
+        ptr = [work.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, -1)]
+        if pre == "z":
+            ptr += [rwork.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, -1)]
+        return [chr_arg("V"), chr_arg(uplo), ref_arg(ci, n), a.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, max(n, 1)),
+                w.ctypes.data_as(ctypes.c_void_p), *ptr,
+                iwork.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, -1), ctypes.byref(info), LEN1, LEN1]
 
-    q.key = (n, uplo)
-    lwork, liwork = _query("dsyevd", q, 2)
-    src = _input_ptr(ctx, x)
-    fa, fw, work, iwork, info = (e.buffer(n * n, F64), e.buffer(n, F64), e.buffer(lwork, F64),
+    q.key = (n, uplo, pre)
+    lwork, liwork, lrwork = lapack_query(routine, q, 3)
+    src = input_ptr(ctx, x)
+    fa, fw, work, iwork, info = (e.buffer(n * n, wdt), e.buffer(n, F64), e.buffer(lwork, wdt),
                                  e.ints(liwork), e.ints(1))
+    rwork = [("ptr", e.buffer(lrwork, F64)), ("ptr", e.int_const(lrwork))] if pre == "z" else []
+    wdtype = np.dtype(x.dtype).type(0).real.dtype  # (the eigenvalues are real)
     ctx.work += nb * 9 * n ** 3
     b = ctx.b
 
@@ -477,13 +514,13 @@ def _eigh_lower(ctx, x, *, lower=True):
         e.to_fortran(src, x.dtype, off, n, n, fa)
         e.call(sym, [("ptr", e.char_const("V")), ("ptr", e.char_const(uplo)), ("ptr", e.int_const(n)),
                      ("ptr", fa), ("ptr", e.int_const(max(n, 1))), ("ptr", fw), ("ptr", work),
-                     ("ptr", e.int_const(lwork)), ("ptr", iwork), ("ptr", e.int_const(liwork)),
+                     ("ptr", e.int_const(lwork)), *rwork, ("ptr", iwork), ("ptr", e.int_const(liwork)),
                      ("ptr", info), ("i64", 1), ("i64", 1)])
-        ctx.for_range(n, lambda i, _: e.store(w_out.ptr, x.dtype, b.iadd(woff, i), e.load(fw, F64, i)) or [])
+        ctx.for_range(n, lambda i, _: e.store(w_out.ptr, wdtype, b.iadd(woff, i), e.load(fw, F64, i)) or [])
         e.from_fortran(fa, n, n, n, v_out.ptr, x.dtype, off)
 
         def failed():
-            e.fill(w_out.ptr, x.dtype, woff, n, np.nan)
+            e.fill(w_out.ptr, wdtype, woff, n, np.nan)
             e.fill(v_out.ptr, x.dtype, off, n * n, np.nan)
 
         ctx.if_then(e.info_failed(info), failed)
@@ -493,38 +530,38 @@ def _eigh_lower(ctx, x, *, lower=True):
 
 
 # --- qr ------------------------------------------------------------------------------------------------
-@lower_materialized(la.qr_p)
+@lower_materialized(la.qr_p, complex_ok=True)
 def _qr_lower(ctx, x):
-    _check_float(x)
+    wdt, pre = check_float(x)
     q_out, r_out = ctx.outs
     m, n = x.shape[-2:]
     k = min(m, n)
-    nb = _batch(x.shape, 2)
+    nb = matrix_batch(x.shape, 2)
     if nb * m * n == 0:  # Q (m, 0) or R (0, n): nothing to write
         return
-    geqrf, _, ity = _symbol("dgeqrf")
-    orgqr, _, _ = _symbol("dorgqr")
-    e = _Emitter(ctx, ity)
+    geqrf, _, ity = lapack_symbol(pre + "geqrf")
+    orgqr, _, _ = lapack_symbol("zungqr" if pre == "z" else "dorgqr")
+    e = Emitter(ctx, ity, wdt)
     lda = max(1, m)
 
-    def q1(ci, work, iwork, info):
-        a, tau = np.zeros(m * n), np.zeros(max(k, 1))
-        return [_ref(ci, m), _ref(ci, n), a.ctypes.data_as(ctypes.c_void_p), _ref(ci, lda),
-                tau.ctypes.data_as(ctypes.c_void_p), work.ctypes.data_as(ctypes.c_void_p), _ref(ci, -1),
+    def q1(ci, work, iwork, info, rwork):
+        a, tau = np.zeros(m * n, wdt), np.zeros(max(k, 1), wdt)
+        return [ref_arg(ci, m), ref_arg(ci, n), a.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, lda),
+                tau.ctypes.data_as(ctypes.c_void_p), work.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, -1),
                 ctypes.byref(info)]
 
-    def q2(ci, work, iwork, info):
-        a, tau = np.zeros(m * max(n, k)), np.zeros(max(k, 1))
-        return [_ref(ci, m), _ref(ci, k), _ref(ci, k), a.ctypes.data_as(ctypes.c_void_p), _ref(ci, lda),
-                tau.ctypes.data_as(ctypes.c_void_p), work.ctypes.data_as(ctypes.c_void_p), _ref(ci, -1),
+    def q2(ci, work, iwork, info, rwork):
+        a, tau = np.zeros(m * max(n, k), wdt), np.zeros(max(k, 1), wdt)
+        return [ref_arg(ci, m), ref_arg(ci, k), ref_arg(ci, k), a.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, lda),
+                tau.ctypes.data_as(ctypes.c_void_p), work.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, -1),
                 ctypes.byref(info)]
 
-    q1.key = q2.key = (m, n)
-    lwork1 = max(1, n, _query("dgeqrf", q1)[0])  # as NumPy sizes them
-    lwork2 = max(1, n, _query("dorgqr", q2)[0])
-    src = _input_ptr(ctx, x)
-    fa, tau = e.buffer(m * n, F64), e.buffer(k, F64)
-    work, info = e.buffer(max(lwork1, lwork2), F64), e.ints(1)
+    q1.key = q2.key = (m, n, pre)
+    lwork1 = max(1, n, lapack_query(pre + "geqrf", q1)[0])  # as NumPy sizes them
+    lwork2 = max(1, n, lapack_query("zungqr" if pre == "z" else "dorgqr", q2)[0])
+    src = input_ptr(ctx, x)
+    fa, tau = e.buffer(m * n, wdt), e.buffer(k, wdt)
+    work, info = e.buffer(max(lwork1, lwork2), wdt), e.ints(1)
     ctx.work += nb * 4 * m * n * k
     b = ctx.b
 
@@ -544,12 +581,12 @@ def _qr_lower(ctx, x):
 
 
 # --- svd ------------------------------------------------------------------------------------------------
-@lower_materialized(la.svd_p)
+@lower_materialized(la.svd_p, complex_ok=True)
 def _svd_lower(ctx, x, *, full_matrices=False, compute_uv=True):
-    _check_float(x)
+    wdt, pre = check_float(x)
     m, n = x.shape[-2:]
     k = min(m, n)
-    nb = _batch(x.shape, 2)
+    nb = matrix_batch(x.shape, 2)
     if compute_uv:
         u_out, s_out, vt_out = ctx.outs
     else:
@@ -568,24 +605,31 @@ def _svd_lower(ctx, x, *, full_matrices=False, compute_uv=True):
     jobz = "N" if not compute_uv else ("A" if full_matrices else "S")
     ucols, vtrows = {"N": (0, 0), "A": (m, n), "S": (k, k)}[jobz]
     ldu, ldvt = max(m, 1), max(1, vtrows)
-    sym, _, ity = _symbol("dgesdd")
-    e = _Emitter(ctx, ity)
+    sym, _, ity = lapack_symbol(pre + "gesdd")
+    e = Emitter(ctx, ity, wdt)
+    # (complex: zgesdd takes a real workspace rwork after work, sized as NumPy sizes it)
+    lrwork = (7 * k if jobz == "N" else max(5 * k * k + 5 * k, 2 * max(m, n) * k + 2 * k * k + k)) if pre == "z" else 0
+    rw = np.zeros(max(lrwork, 1))
 
-    def q(ci, work, iwork, info):
-        a, s = np.zeros(m * n), np.zeros(k)
-        u, vt = np.zeros(max(1, m * ucols)), np.zeros(max(1, n * vtrows))
+    def q(ci, work, iwork, info, rwork):
+        a, s = np.zeros(m * n, wdt), np.zeros(k)
+        u, vt = np.zeros(max(1, m * ucols), wdt), np.zeros(max(1, n * vtrows), wdt)
         iw = np.zeros(8 * k, np.int64)
-        return [_chr(jobz), _ref(ci, m), _ref(ci, n), a.ctypes.data_as(ctypes.c_void_p), _ref(ci, max(m, 1)),
-                s.ctypes.data_as(ctypes.c_void_p), u.ctypes.data_as(ctypes.c_void_p), _ref(ci, ldu),
-                vt.ctypes.data_as(ctypes.c_void_p), _ref(ci, ldvt), work.ctypes.data_as(ctypes.c_void_p),
-                _ref(ci, -1), iw.ctypes.data_as(ctypes.c_void_p), ctypes.byref(info), _LEN1]
+        real_work = [rw.ctypes.data_as(ctypes.c_void_p)] if pre == "z" else []
+        return [chr_arg(jobz), ref_arg(ci, m), ref_arg(ci, n), a.ctypes.data_as(ctypes.c_void_p),
+                ref_arg(ci, max(m, 1)), s.ctypes.data_as(ctypes.c_void_p), u.ctypes.data_as(ctypes.c_void_p),
+                ref_arg(ci, ldu),
+                vt.ctypes.data_as(ctypes.c_void_p), ref_arg(ci, ldvt), work.ctypes.data_as(ctypes.c_void_p),
+                ref_arg(ci, -1), *real_work, iw.ctypes.data_as(ctypes.c_void_p), ctypes.byref(info), LEN1]
 
-    q.key = (m, n, jobz)
-    lwork = _query("dgesdd", q)[0] or 1
-    src = _input_ptr(ctx, x)
-    fa, fs = e.buffer(m * n, F64), e.buffer(k, F64)
-    fu, fvt = e.buffer(m * ucols, F64), e.buffer(n * vtrows, F64)
-    work, iwork, info = e.buffer(lwork, F64), e.ints(8 * k), e.ints(1)
+    q.key = (m, n, jobz, pre)
+    lwork = lapack_query(pre + "gesdd", q)[0] or 1
+    src = input_ptr(ctx, x)
+    fa, fs = e.buffer(m * n, wdt), e.buffer(k, F64)
+    fu, fvt = e.buffer(m * ucols, wdt), e.buffer(n * vtrows, wdt)
+    work, iwork, info = e.buffer(lwork, wdt), e.ints(8 * k), e.ints(1)
+    rwork = [("ptr", e.buffer(lrwork, F64))] if pre == "z" else []
+    sdtype = np.dtype(x.dtype).type(0).real.dtype  # (singular values are real)
     ctx.work += nb * 12 * m * n * k
     b = ctx.b
 
@@ -596,14 +640,14 @@ def _svd_lower(ctx, x, *, full_matrices=False, compute_uv=True):
         e.call(sym, [("ptr", e.char_const(jobz)), ("ptr", e.int_const(m)), ("ptr", e.int_const(n)), ("ptr", fa),
                      ("ptr", e.int_const(max(m, 1))), ("ptr", fs), ("ptr", fu), ("ptr", e.int_const(ldu)),
                      ("ptr", fvt), ("ptr", e.int_const(ldvt)), ("ptr", work), ("ptr", e.int_const(lwork)),
-                     ("ptr", iwork), ("ptr", info), ("i64", 1)])
-        ctx.for_range(k, lambda i, _: e.store(s_out.ptr, x.dtype, b.iadd(soff, i), e.load(fs, F64, i)) or [])
+                     *rwork, ("ptr", iwork), ("ptr", info), ("i64", 1)])
+        ctx.for_range(k, lambda i, _: e.store(s_out.ptr, sdtype, b.iadd(soff, i), e.load(fs, F64, i)) or [])
         if compute_uv:
             e.from_fortran(fu, ldu, m, ucols, u_out.ptr, x.dtype, uoff)
             e.from_fortran(fvt, ldvt, vtrows, n, vt_out.ptr, x.dtype, vtoff)
 
         def failed():
-            e.fill(s_out.ptr, x.dtype, soff, k, np.nan)
+            e.fill(s_out.ptr, sdtype, soff, k, np.nan)
             if compute_uv:
                 e.fill(u_out.ptr, x.dtype, uoff, m * ucols, np.nan)
                 e.fill(vt_out.ptr, x.dtype, vtoff, vtrows * n, np.nan)

@@ -32,15 +32,17 @@ import numpy as np
 
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
+from funcgrad.core.prims import eig as _peig
 from funcgrad.core.prims import linalg as _plin
 from funcgrad.numpy_api import _util
 from funcgrad.numpy_api._util import aval_of, shape_of
 from funcgrad.transforms.custom import custom_jvp
 
-__all__ = ["norm", "det", "slogdet", "inv", "solve", "cholesky", "eigh", "eigvalsh", "qr", "svd"]
+__all__ = ["norm", "det", "slogdet", "inv", "solve", "cholesky", "eig", "eigvals", "eigh", "eigvalsh", "qr", "svd"]
 
 LinAlgError = np.linalg.LinAlgError
 
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
@@ -76,6 +78,11 @@ def _scalar(x):
 def _mT(x):
     nd = aval_of(x).ndim
     return lax.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _mH(x):
+    """Conjugate transpose (the transpose for real ``x``)."""
+    return lax.conj(_mT(x)) if aval_of(x).dtype.kind == "c" else _mT(x)
 
 
 def _mm(x, y):
@@ -227,13 +234,13 @@ def inv(a):
 
 # --- decompositions ------------------------------------------------------------------------
 def _symmetrized(a, symmetrize_input: bool):
-    """``(a + a.T) / 2`` (JAX's ``symmetrize_input``): the factorisation then depends on
-    the symmetric part only, so its gradient is symmetric -- as JAX returns it -- rather
-    than concentrated on the triangle LAPACK reads. Exact for symmetric input."""
+    """``(a + a^H) / 2`` (JAX's ``symmetrize_input``): the factorisation then depends on
+    the Hermitian part only, so its gradient is Hermitian -- as JAX returns it -- rather
+    than concentrated on the triangle LAPACK reads. Exact for Hermitian input."""
     if not symmetrize_input:
         return a
     half = lax.broadcast_in_dim(np.asarray(0.5, aval_of(a).dtype), shape_of(a), ())
-    return lax.mul(lax.add(a, _mT(a)), half)
+    return lax.mul(lax.add(a, _mH(a)), half)
 
 
 def cholesky(a, upper=False, *, symmetrize_input=True):
@@ -245,7 +252,7 @@ def cholesky(a, upper=False, *, symmetrize_input=True):
     compiled alike."""
     a = _symmetrized(_matrix_arg("cholesky", a), symmetrize_input)
     l = _plin.cholesky(a)
-    return _mT(l) if upper else l
+    return _mH(l) if upper else l
 
 
 def _uplo(fname, UPLO):
@@ -262,6 +269,22 @@ def eigh(a, UPLO="L", *, symmetrize_input=True):
     lower = _uplo("eigh", UPLO)
     w, v = _plin.eigh(_symmetrized(_matrix_arg("eigh", a), symmetrize_input), lower=lower)
     return EighResult(w, v)
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors (columns, unit norm) of general square
+    matrices: ``EigResult(eigenvalues, eigenvectors)``, NumPy's values. Always complex,
+    as JAX's (NumPy returns a real array when every eigenvalue is real). Derivatives are
+    JAX's (distinct eigenvalues); the eigenvectors' tangent follows JAX's phase gauge
+    (``diag(V^H dV) = 0``), not LAPACK's, so only phase-invariant functions of them
+    match finite differences of NumPy's vectors (see ``core/prims/eig.py``)."""
+    w, v = _peig.eig(_matrix_arg("eig", a))
+    return EigResult(w, v)
+
+
+def eigvals(a):
+    """Eigenvalues of general square matrices (complex, as ``eig``'s)."""
+    return _peig.eig(_matrix_arg("eigvals", a), compute_eigenvectors=False)[0]
 
 
 def eigvalsh(a, UPLO="L", *, symmetrize_input=True):

@@ -17,11 +17,13 @@ from funcgrad.numpy_api._util import asarray, aval_of, check_arraylike, is_trace
 from funcgrad.numpy_api.calculus import convolve
 from funcgrad.numpy_api.creation import arange, eye, ones, zeros, zeros_like
 from funcgrad.numpy_api.elementwise import sqrt, where
+from funcgrad.numpy_api.indexing import take
 from funcgrad.numpy_api.joining import concatenate
-from funcgrad.numpy_api.linalg import inv, svd
+from funcgrad.numpy_api.linalg import eigvals, inv, svd
 from funcgrad.numpy_api.padding import pad
 from funcgrad.numpy_api.products import matmul, outer
-from funcgrad.numpy_api.reductions import cumprod
+from funcgrad.numpy_api.reductions import all as _all
+from funcgrad.numpy_api.reductions import argmin, argsort, cumprod
 from funcgrad.numpy_api.reductions import sum as _sum
 from funcgrad.numpy_api.shape import broadcast_to, cast, static_int, trace
 
@@ -296,34 +298,57 @@ def polyint(p, m=1, k=None):
 
 
 def roots(p, *, strip_zeros=True):
-    """Roots of the polynomial ``p`` (eigenvalues of its companion matrix), concrete input
-    only. Complex roots need complex dtypes (issue #16): until then they raise.
+    """Roots of the polynomial ``p`` (eigenvalues of its companion matrix).
+
+    ``strip_zeros=True`` (the default) is NumPy's ``roots``: concrete ``p`` only (the
+    number of roots depends on its values), NumPy's values and dtype (real when every
+    root is real, else complex). ``strip_zeros=False`` is JAX's traceable form: always
+    complex, ``len(p) - 1`` roots, with a NaN for each leading zero of ``p`` (the zero
+    roots from trailing zeros are sorted to the end first); it differentiates through
+    ``linalg.eigvals``.
 
     >>> fnp.roots(np.array([1., -3., 2.]))
     array([2., 1.])
     """
     pv = _vec(p, "roots")
+    if not strip_zeros:
+        return _roots_traceable(pv)
     if is_tracer(pv):
-        raise errors.ConcretizationError(
-            f"roots: needs a concrete p (the eigenvalues of a non-symmetric matrix have no traceable primitive "
-            f"yet, and stripping zeros is data-dependent), got {pv.aval.str_short()}")
+        raise errors.DataDependentShapeError(
+            f"roots: strip_zeros=True needs a concrete p (stripping zeros is data-dependent), got "
+            f"{pv.aval.str_short()}; pass strip_zeros=False to trace it (JAX's form)")
     arr = np.asarray(pv)
     nz = np.flatnonzero(arr)
     if nz.size == 0:
         return np.zeros((0,), np.float64)
     trailing = arr.size - 1 - int(nz[-1])
-    arr = arr[int(nz[0]):int(nz[-1]) + 1] if strip_zeros else arr
-    arr = arr.astype(np.promote_types(arr.dtype, np.float64) if arr.dtype.kind != "f" else arr.dtype)
+    arr = arr[int(nz[0]):int(nz[-1]) + 1]
+    arr = arr if arr.dtype.kind in "fc" else arr.astype(np.promote_types(arr.dtype, np.float64))
     n = arr.size - 1
     if n >= 1:
         companion = np.diag(np.ones(n - 1, arr.dtype), -1)
         companion[0, :] = -arr[1:] / arr[0]
-        vals = np.linalg.eigvals(companion)  # host LAPACK: concrete-only by design (no traced eig)
+        vals = np.linalg.eigvals(companion)  # (NumPy's: real when every root is real)
     else:
         vals = np.zeros((0,), arr.dtype)
-    if np.iscomplexobj(vals) and np.any(vals.imag != 0):
-        raise errors.UnsupportedDtypeError(
-            f"roots: the polynomial of degree {n} has complex roots; complex results need complex dtypes "
-            "(issue #16), which funcgrad does not have yet")
-    vals = np.real(vals).astype(arr.dtype)
-    return np.concatenate([vals, np.zeros(trailing if strip_zeros else 0, arr.dtype)])
+    return np.concatenate([vals, np.zeros(trailing, vals.dtype)])
+
+
+def _roots_traceable(pv):
+    """JAX's ``roots(p, strip_zeros=False)``: roll the k leading zeros to the end (they
+    become k zero roots), take the companion matrix's eigenvalues, sort zero roots last
+    and replace the last k by NaN."""
+    pv = _inexact(pv)
+    n = aval_of(pv).shape[0]
+    cdt = dtypes.complex_dtype(aval_of(pv).dtype)
+    if n < 2:
+        return zeros((0,), cdt)
+    is_zero = pv == 0
+    lead = where(_all(is_zero), n, argmin(is_zero))
+    pv = where(lead == n, ones((), aval_of(pv).dtype), pv)  # (all zero: no LAPACK on NaNs)
+    pv = take(pv, (arange(n) + lead) % n)
+    first = -pv[1:] / pv[0]
+    companion = concatenate([first.reshape(1, n - 1), eye(n - 2, n - 1, dtype=aval_of(pv).dtype)], axis=0)
+    vals = eigvals(companion)
+    vals = take(vals, argsort(vals == 0, stable=True))
+    return where(arange(n - 1) < n - 1 - lead, vals, np.asarray(complex(np.nan, np.nan), cdt))

@@ -3,13 +3,19 @@
 =================  ===========================================  ===========================
 primitive          outputs                                      impl (NumPy / LAPACK)
 =================  ===========================================  ===========================
-cholesky           L, lower, A = L L^T (reads A's lower half)   ``np.linalg.cholesky``
+cholesky           L, lower, A = L L^H (reads A's lower half)   ``np.linalg.cholesky``
 triangular_solve   X with op(A) X = B (op: identity/transpose)  ``np.linalg.solve`` (upper)
 lu                 LU (L unit-lower + U), pivots, permutation   partial-pivoting Doolittle
 eigh               w ascending, V (reads one triangle)          ``np.linalg.eigh``
 qr                 reduced Q, R                                 ``np.linalg.qr``
 svd                U, s (descending), Vt  /  s                  ``np.linalg.svd``
 =================  ===========================================  ===========================
+
+Complex (Hermitian/general) input goes through the same rules with conjugate transposes,
+as JAX's: ``eigh`` and ``svd`` give real ``w``/``s``; eigenvector and singular-vector
+tangents follow JAX's phase gauge (``diag(V^H dV) = 0``; ``svd``'s ``diag(U^H dU)`` is
+``i Im diag(U^H dA V) / s``), ``qr`` keeps R's diagonal real. ``lu``/``triangular_solve``
+transposes are plain transposes (linear maps: no conjugation). ``eig`` is in ``eig.py``.
 
 The JVP rules are the standard matrix-calculus results, written with ``lax``
 functions only, so they differentiate again. Only ``triangular_solve`` is linear (in
@@ -88,6 +94,27 @@ def _mT(x):
     return lax.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
 
 
+def _is_complex(x) -> bool:
+    return _aval(x).dtype.kind == "c"
+
+
+def _mH(x):
+    """Conjugate transpose of the last two dims (the plain transpose for real ``x``)."""
+    return lax.conj(_mT(x)) if _is_complex(x) else _mT(x)
+
+
+def _cast_like(x, like):
+    """``x`` (a real-valued factor such as 1/(w_j - w_i)) in ``like``'s dtype."""
+    return lax.convert_element_type(x, _aval(like).dtype)
+
+
+def _real_part(x):
+    """Re(x) in x's own dtype (x itself when real): (x + conj x) / 2."""
+    if not _is_complex(x):
+        return x
+    return lax.mul(lax.add(x, lax.conj(x)), lax.broadcast_in_dim(np.asarray(0.5, _aval(x).dtype), _aval(x).shape, ()))
+
+
 def _mm(x, y):
     """Batched matrix product of (..., a, b) and (..., b, c) with equal batch dims."""
     nd = _aval(x).ndim
@@ -134,11 +161,11 @@ def _cols(v, shape):
 
 
 def _symmetrize_from(dx, lower: bool):
-    """The symmetric matrix a triangle-reading op actually sees: ``dx``'s chosen
-    triangle mirrored onto the other one."""
-    if lower:
-        return lax.add(_tril(dx), _mT(_tril(dx, -1)))
-    return lax.add(_triu(dx), _mT(_triu(dx, 1)))
+    """The Hermitian (real: symmetric) matrix a triangle-reading op actually sees:
+    ``dx``'s strict triangle mirrored (conjugated) onto the other one, and the real part
+    of its diagonal (LAPACK's ?potrf/?heevd ignore the diagonal's imaginary part)."""
+    strict = _tril(dx, -1) if lower else _triu(dx, 1)
+    return lax.add(lax.add(strict, _mH(strict)), _real_part(lax.mul(dx, _eye_like(dx))))
 
 
 def _pair_inverse(d, like):
@@ -190,20 +217,20 @@ def _cholesky_impl(a):
 
 @cholesky_p.def_abstract_eval
 def _cholesky_abstract_eval(a):
-    _check_matrix("cholesky", a)
+    _check_matrix("cholesky", a, kinds="fc")
     return a.strip_weak_type()
 
 
 def _cholesky_jvp(primals, tangents):
-    # A = L L^T  =>  L^-1 dA L^-T = Phi + Phi^T with Phi = L^-1 dL lower: dL = L Phi, where
-    # Phi is the lower triangle of L^-1 dA L^-T with its diagonal halved.
+    # A = L L^H  =>  L^-1 dA L^-H = Phi + Phi^H with Phi = L^-1 dL lower: dL = L Phi, where
+    # Phi is the lower triangle of L^-1 dA L^-H with its (real) diagonal halved.
     (a,), (a_dot,) = primals, tangents
     l = cholesky_p.bind(a)
     if type(a_dot) is Zero:
         return l, Zero.like(l)
     sym = _symmetrize_from(a_dot, lower=True)
     tmp = triangular_solve(l, sym, lower=True)  # L^-1 dA
-    x = _mT(triangular_solve(l, _mT(tmp), lower=True))  # L^-1 dA L^-T
+    x = _mH(triangular_solve(l, _mH(tmp), lower=True))  # L^-1 dA L^-H
     n = _aval(a).shape[-1]
     phi = lax.mul(x, _const_like(x, np.tri(n, n, -1) + 0.5 * np.eye(n)))
     return l, _mm(l, phi)
@@ -359,21 +386,24 @@ def _eigh_impl(a, *, lower=True):
 
 @eigh_p.def_abstract_eval
 def _eigh_abstract_eval(a, *, lower=True):
-    _check_matrix("eigh", a)
-    return [ShapedArray(a.shape[:-1], a.dtype, False), a.strip_weak_type()]
+    _check_matrix("eigh", a, kinds="fc")  # (Hermitian: the eigenvalues are real)
+    return [ShapedArray(a.shape[:-1], dtypes.real_dtype(a.dtype), False), a.strip_weak_type()]
 
 
 def _eigh_jvp(primals, tangents, *, lower=True):
-    # A V = V diag(w), V^T V = I  =>  with S = V^T dA V: dw = diag(S), dV = V (F o S),
-    # F[i, j] = 1 / (w[j] - w[i]) off the diagonal (distinct eigenvalues assumed).
+    # A V = V diag(w), V^H V = I  =>  with S = V^H dA V: dw = Re diag(S), dV = V (F o S),
+    # F[i, j] = 1 / (w[j] - w[i]) off the diagonal (distinct eigenvalues assumed). As
+    # JAX's: diag(V^H dV) = 0 fixes each eigenvector's phase (the gauge).
     (a,), (a_dot,) = primals, tangents
     w, v = eigh_p.bind(a, lower=lower)
     if type(a_dot) is Zero:
         return [w, v], [Zero.like(w), Zero.like(v)]
-    s = _mm(_mT(v), _mm(_symmetrize_from(a_dot, lower), v))
+    s = _mm(_mH(v), _mm(_symmetrize_from(a_dot, lower), v))
     shape = _aval(v).shape
-    f = _pair_inverse(lax.sub(_rows(w, shape), _cols(w, shape)), v)
-    return [w, v], [_diag(s), _mm(v, lax.mul(f, s))]
+    w_diff = lax.sub(_rows(w, shape), _cols(w, shape))  # (real)
+    f = _pair_inverse(w_diff, w_diff)
+    w_dot = lax.real(_diag(s)) if _is_complex(s) else _diag(s)
+    return [w, v], [w_dot, _mm(v, lax.mul(_cast_like(f, v), s))]
 
 
 jvp_rules[eigh_p] = _eigh_jvp
@@ -394,19 +424,22 @@ def _qr_impl(a):
 
 @qr_p.def_abstract_eval
 def _qr_abstract_eval(a):
-    _check_matrix("qr", a, square=False)
+    _check_matrix("qr", a, square=False, kinds="fc")
     *batch, m, n = a.shape
     k = min(m, n)
     return [ShapedArray(tuple(batch) + (m, k), a.dtype, False), ShapedArray(tuple(batch) + (k, n), a.dtype, False)]
 
 
 def _qr_tall_tangents(q, r, a_dot):
-    """(dQ, dR) for A = Q R with m >= n and R invertible: C = Q^T dA R^-1 and Omega
-    the antisymmetric part built from C's strict lower triangle (Q^T dQ = Omega)."""
+    """(dQ, dR) for A = Q R with m >= n and R invertible: C = Q^H dA R^-1 and Omega
+    the anti-Hermitian part built from C's strict lower triangle (Q^H dQ = Omega). For
+    complex input Omega also gets i Im diag(C), as JAX's: R's diagonal stays real."""
     a_dot_rinv = _right_solve_upper(a_dot, r)
-    c = _mm(_mT(q), a_dot_rinv)
+    c = _mm(_mH(q), a_dot_rinv)
     c_low = _tril(c, -1)
-    omega = lax.sub(c_low, _mT(c_low))
+    omega = lax.sub(c_low, _mH(c_low))
+    if _is_complex(c):
+        omega = lax.add(omega, lax.mul(lax.sub(c, _real_part(c)), _eye_like(c)))
     q_dot = lax.add(_mm(q, lax.sub(omega, c)), a_dot_rinv)
     r_dot = _mm(lax.sub(c, omega), r)
     return q_dot, r_dot
@@ -429,7 +462,7 @@ def _qr_jvp(primals, tangents):
         return lax.slice(x, (0,) * (len(shape) - 1) + (m,), _aval(x).shape)
 
     q_dot, rx_dot = _qr_tall_tangents(q, left(r), left(a_dot))
-    ry_dot = lax.add(_mm(_mT(q_dot), right(a)), _mm(_mT(q), right(a_dot)))
+    ry_dot = lax.add(_mm(_mH(q_dot), right(a)), _mm(_mH(q), right(a_dot)))
     return [q, r], [q_dot, lax.concatenate([rx_dot, ry_dot], len(shape) - 1)]
 
 
@@ -454,7 +487,7 @@ def _svd_impl(a, *, full_matrices=False, compute_uv=True):
 
 @svd_p.def_abstract_eval
 def _svd_abstract_eval(a, *, full_matrices=False, compute_uv=True):
-    _check_matrix("svd", a, square=False, kinds="fc")  # (complex: values only, see the JVP)
+    _check_matrix("svd", a, square=False, kinds="fc")
     *batch, m, n = a.shape
     batch, k = tuple(batch), min(m, n)
     s = ShapedArray(batch + (k,), dtypes.real_dtype(a.dtype), False)
@@ -465,16 +498,14 @@ def _svd_abstract_eval(a, *, full_matrices=False, compute_uv=True):
 
 
 def _svd_jvp(primals, tangents, *, full_matrices=False, compute_uv=True):
-    # A = U S V^T, dP = U^T dA V: ds = diag(dP); U^T dU = F o (dP S + S dP^T) and
-    # V^T dV = F o (S dP + dP^T S) with F[i, j] = 1/(s_j^2 - s_i^2) off the diagonal;
-    # the parts of dU (dV) outside span(U) (span(V)) are (I - U U^T) dA V S^-1 (resp.).
+    # A = U S V^H, dP = U^H dA V: ds = Re diag(dP); U^H dU = F o (dP S + S dP^H) and
+    # V^H dV = F o (S dP + dP^H S) with F[i, j] = 1/(s_j^2 - s_i^2) off the diagonal;
+    # the parts of dU (dV) outside span(U) (span(V)) are (I - U U^H) dA V S^-1 (resp.).
+    # Complex (JAX's gauge): diag(V^H dV) = 0 and diag(U^H dU) = i Im diag(dP) / s.
     (a,), (a_dot,) = primals, tangents
     shape = _aval(a).shape
     m, n = shape[-2:]
     params = dict(full_matrices=full_matrices, compute_uv=compute_uv)
-    if _aval(a).dtype.kind == "c" and type(a_dot) is not Zero:
-        # (the rule below uses transposes where complex input needs conjugate transposes)
-        raise NotImplementedError("svd: derivatives of the SVD of a complex matrix are not implemented yet (issue #16)")
     if full_matrices and compute_uv and m != n:
         outs = svd_p.bind(a, **params)
         if type(a_dot) is Zero:
@@ -487,24 +518,29 @@ def _svd_jvp(primals, tangents, *, full_matrices=False, compute_uv=True):
     outs = [u, s, vt] if compute_uv else [s]
     if type(a_dot) is Zero:
         return outs, [Zero.like(o) for o in outs]
-    v = _mT(vt)
-    dp = _mm(_mT(u), _mm(a_dot, v))
-    s_dot = _diag(dp)
+    v = _mH(vt)
+    dp = _mm(_mH(u), _mm(a_dot, v))
+    s_dot = lax.real(_diag(dp)) if _is_complex(dp) else _diag(dp)
     if not compute_uv:
         return outs, [s_dot]
     kshape = _aval(dp).shape
-    s_row, s_col = _rows(s, kshape), _cols(s, kshape)
-    f = _pair_inverse(lax.sub(lax.mul(s_row, s_row), lax.mul(s_col, s_col)), dp)
+    s_row, s_col = _rows(s, kshape), _cols(s, kshape)  # (real)
+    s_diff = lax.sub(lax.mul(s_row, s_row), lax.mul(s_col, s_col))
+    f = _cast_like(_pair_inverse(s_diff, s_diff), dp)
+    s_row, s_col = _cast_like(s_row, dp), _cast_like(s_col, dp)
     dp_s, s_dp = lax.mul(dp, s_row), lax.mul(s_col, dp)
-    u_dot = _mm(u, lax.mul(f, lax.add(dp_s, _mT(dp_s))))
-    v_dot = _mm(v, lax.mul(f, lax.add(s_dp, _mT(s_dp))))
+    uh_du = lax.mul(f, lax.add(dp_s, _mH(dp_s)))
+    if _is_complex(dp):
+        uh_du = lax.add(uh_du, lax.div(lax.mul(lax.sub(dp, _real_part(dp)), _eye_like(dp)), s_row))
+    u_dot = _mm(u, uh_du)
+    v_dot = _mm(v, lax.mul(f, lax.add(s_dp, _mH(s_dp))))
     if m > n:
         extra = lax.sub(_mm(a_dot, v), _mm(u, dp))
-        u_dot = lax.add(u_dot, lax.div(extra, _rows(s, _aval(extra).shape)))
+        u_dot = lax.add(u_dot, lax.div(extra, _cast_like(_rows(s, _aval(extra).shape), extra)))
     if n > m:
-        extra = lax.sub(_mm(_mT(a_dot), u), _mm(v, _mT(dp)))
-        v_dot = lax.add(v_dot, lax.div(extra, _rows(s, _aval(extra).shape)))
-    return outs, [u_dot, s_dot, _mT(v_dot)]
+        extra = lax.sub(_mm(_mH(a_dot), u), _mm(v, _mH(dp)))
+        v_dot = lax.add(v_dot, lax.div(extra, _cast_like(_rows(s, _aval(extra).shape), extra)))
+    return outs, [u_dot, s_dot, _mH(v_dot)]
 
 
 jvp_rules[svd_p] = _svd_jvp
