@@ -17,14 +17,17 @@ Times are the calling thread's CPU time (``bench/common.py``).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's funcgrad
+import numpy as np  # noqa: E402
 
-import funcgrad as fg
-import funcgrad.numpy as fnp
+import funcgrad as fg  # noqa: E402
+import funcgrad.numpy as fnp  # noqa: E402
 
-from common import interleaved_times
+from common import interleaved_times  # noqa: E402
 
 
 def _eager_cases(n: int):

@@ -33,7 +33,7 @@ from funcgrad.core.fp_errors import restore, silence
 from funcgrad.core.primitive import impl_rules
 from funcgrad.core.prims import elementwise as _ew
 from funcgrad.core.trace import TRACE_STATE
-from funcgrad.numpy_api import _util
+from funcgrad.numpy_api import _util, eager_native
 
 _nd = np.ndarray
 _generic = np.generic
@@ -74,12 +74,16 @@ def _promoted(keys, inexact):
 
 
 def _plan(keys, inexact, choose):
-    """(ufunc, converters) for operands of ``keys``, or False (take the general path)."""
+    """(ufunc, converters, native plan) for operands of ``keys``, or False (take the
+    general path). The native plan (``eager_native``: the ufunc and the dtypes) is None
+    unless every operand is an array needing no conversion."""
     dtype = _promoted(keys, inexact)
     fn = None if dtype is None else choose(dtype)
     if fn is None:
         return False
-    return fn, [_converter(k, dtype) for k in keys]
+    convs = [_converter(k, dtype) for k in keys]
+    native = None if any(c is not None for c in convs) or not isinstance(fn, np.ufunc) else (fn, *keys)
+    return fn, convs, native
 
 
 def _freeze(out):
@@ -107,6 +111,7 @@ def unary(slow, inexact, choose):
     """The fast form of the one-operand function ``slow``. ``choose(dtype)`` is the NumPy
     function the general path ends in for the promoted ``dtype`` (or None)."""
     plans: dict = {}
+    cfg = [None, eager_native.flags(True), None]
 
     def fast(x, /):
         if _st.dynamic is None:
@@ -123,7 +128,9 @@ def unary(slow, inexact, choose):
                 if plan is None:
                     plan = plans[k] = _plan((k,), inexact, choose)
                 if plan:
-                    fn, (c,) = plan
+                    fn, (c,), native = plan
+                    if native is not None:
+                        cfg[2] = native
                     try:
                         if c is not None:
                             a = c(a)
@@ -140,6 +147,7 @@ def unary(slow, inexact, choose):
                     return out
         return slow(x)
 
+    fast.cfg = cfg
     return fast
 
 
@@ -147,6 +155,7 @@ def binary(slow, inexact, choose):
     """The fast form of the two-operand function ``slow`` (see ``unary``)."""
     plans: dict = {}
     last = [None, None, None]  # (dtypes are interned: an identity check is a hit)
+    cfg = [None, eager_native.flags(True), None]
 
     def fast(x1, x2, /):
         if _st.dynamic is None:
@@ -176,7 +185,9 @@ def binary(slow, inexact, choose):
                         plan = plans[key] = _plan(key, inexact, choose)
                     last[:] = [k1, k2, plan]
                 if plan:
-                    fn, (c1, c2) = plan
+                    fn, (c1, c2), native = plan
+                    if native is not None:
+                        cfg[2] = native
                     try:
                         if c1 is not None:
                             a = c1(a)
@@ -197,6 +208,7 @@ def binary(slow, inexact, choose):
                     return out
         return slow(x1, x2)
 
+    fast.cfg = cfg
     return fast
 
 
@@ -205,6 +217,7 @@ def where(slow):
     ``select_n`` impl) after the general path's promotion of ``x`` and ``y``."""
     plans: dict = {}
     np_where = np.where
+    cfg = [None, eager_native.flags(False), None]
 
     def fast(condition, x=None, y=None, /, **kwargs):
         if kwargs:  # (size=/fill_value= of the one-argument form)
@@ -221,7 +234,9 @@ def where(slow):
                     if plan is None:
                         plan = plans[key] = _plan(key, False, lambda d: np_where)
                     if plan:
-                        _, (c1, c2) = plan
+                        _, (c1, c2), native = plan
+                        if c1 is None and c2 is None:
+                            cfg[2] = (np_where, _BOOL, k1, k2)
                         try:
                             if c1 is not None:
                                 a = c1(a)
@@ -234,6 +249,7 @@ def where(slow):
                         return out.view(Array) if out.ndim else out
         return slow(condition, x, y)
 
+    fast.cfg = cfg
     return fast
 
 
@@ -244,6 +260,7 @@ def matmul(slow):
     """``matmul`` of 1-d/2-d arrays of one non-bool dtype: ``numpy.dot``, which is what
     the general path's ``dot_general`` impl calls for these shapes."""
     np_dot = np.dot
+    cfg = [None, eager_native.flags(True, 1, 2), None]
 
     def fast(a, b):
         if _st.dynamic is None:
@@ -255,6 +272,9 @@ def matmul(slow):
                 d = x.dtype
                 if d is y.dtype and d in _DOT_DTYPES and 0 < x.ndim <= 2 and 0 < y.ndim <= 2:
                     if x.shape[-1] == y.shape[0]:  # (else the general path's error)
+                        plan = cfg[2]
+                        if plan is None or plan[1] is not d:
+                            cfg[2] = (np_dot, d, d)
                         token = silence()
                         try:
                             out = np_dot(x, y)
@@ -263,6 +283,7 @@ def matmul(slow):
                         return _freeze(out)
         return slow(a, b)
 
+    fast.cfg = cfg
     return fast
 
 
@@ -375,6 +396,10 @@ def install(package, modules) -> None:
             fast = fast_form(name, slow)
             if fast is None:
                 continue
+            cfg = getattr(fast, "cfg", None)
+            if cfg is not None and eager_native.POSSIBLE:
+                cfg[0] = fast
+                fast = eager_native.EagerFunction(cfg)
             functools.update_wrapper(fast, slow)
             fast.values_boundary = fast.eager_fast = True
             fast.general = slow  # the general path, for tests and tools
