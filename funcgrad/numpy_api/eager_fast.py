@@ -32,12 +32,14 @@ from funcgrad.core.array import Array
 from funcgrad.core.fp_errors import restore, silence
 from funcgrad.core.primitive import impl_rules
 from funcgrad.core.prims import elementwise as _ew
-from funcgrad.core.trace import TRACE_STATE
+from funcgrad.core.trace import STAGING, TRACE_STATE
 from funcgrad.numpy_api import _util, eager_native
 
 _nd = np.ndarray
 _generic = np.generic
 _st = TRACE_STATE  # thread-local; ``.dynamic`` is the staging trace, None when eager
+_staging = STAGING  # staging traces in all threads: while 0, ``_st`` need not be read
+_ARRAYS = frozenset((np.ndarray, Array))
 _PY = {float: dtypes.float64, int: dtypes.int64, bool: dtypes.bool_}
 _SUPPORTED = _util._SUPPORTED
 _BOOL = dtypes.bool_
@@ -293,31 +295,30 @@ def concatenate(slow):
     np_concatenate = np.concatenate
 
     def fast(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-        if _st.dynamic is None and out is None and dtype is None and casting == "same_kind" \
-                and type(axis) is int and (type(arrays) is list or type(arrays) is tuple) and arrays:
-            plain = []
-            d = nd = None
-            for x in arrays:
-                t = type(x)
-                if t is _nd:
-                    pass
-                elif t is Array:
-                    x = _plain(x)
-                else:
-                    break
-                if d is None:
-                    d, nd = x.dtype, x.ndim
-                    if d not in _SUPPORTED or not nd:
+        # (ranks are NumPy's to check: its ValueError sends the call to the general path)
+        if out is None and dtype is None and type(axis) is int and casting == "same_kind" \
+                and (type(arrays) is list or type(arrays) is tuple) and arrays \
+                and (not _staging[0] or _st.dynamic is None):
+            d = arrays[0].dtype if type(arrays[0]) in _ARRAYS else None
+            plain = arrays
+            if d in _SUPPORTED:
+                for i, x in enumerate(arrays):
+                    t = type(x)
+                    if t is Array:
+                        if plain is arrays:
+                            plain = list(arrays)
+                        plain[i] = _plain(x)
+                    elif t is not _nd:
                         break
-                elif x.dtype is not d or x.ndim != nd:
-                    break
-                plain.append(x)
-            else:
-                try:
-                    result = np_concatenate(plain, axis)
-                except ValueError:  # (AxisError too) the general path's error
-                    return slow(arrays, axis, out, dtype=dtype, casting=casting)
-                return _freeze(result)
+                    if x.dtype is not d:
+                        break
+                else:
+                    try:
+                        out = np_concatenate(plain, axis)
+                    except ValueError:  # (AxisError too) the general path's error
+                        return slow(arrays, axis, None, dtype=dtype, casting=casting)
+                    out.setflags(False)
+                    return out.view(Array)  # (never 0-d: NumPy refuses 0-d operands)
         return slow(arrays, axis, out, dtype=dtype, casting=casting)
 
     return fast
