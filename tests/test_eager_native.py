@@ -2,6 +2,8 @@
 calls it should (primed plans), gives what the Python fast path gives, keeps NumPy's
 error state as the user set it, and steps aside for keywords, other dtypes, funcgrad
 values that are views and staging (in this thread or another)."""
+import copy
+import pickle
 import threading
 
 import numpy as np
@@ -136,3 +138,4 @@ def test_looks_like_the_function():
     assert fnp.add.__name__ == "add" and fnp.add.__doc__ and fnp.add.eager_fast and fnp.add.general
     assert fnp.add.nin == 2 and float(fnp.add.reduce(np.arange(4.0))) == 6.0
     assert "add" in repr(fnp.add)
+    assert pickle.loads(pickle.dumps(fnp.add)) is fnp.add and copy.deepcopy(fnp.sin) is fnp.sin

@@ -61,6 +61,9 @@ class EagerFunction:
             enable()
         return self._cfg[0](*args, **kwargs)
 
+    def __reduce__(self):  # pickled by reference, as the function it stands for
+        return self.__qualname__
+
     def __repr__(self):
         return f"<funcgrad.numpy function {getattr(self, '__name__', '?')}>"
 
@@ -300,7 +303,10 @@ def enable(on: bool = True) -> bool:
     False if this process cannot, and then calls stay on the Python fast path.
     ``enable(False)`` puts the Python fast path back (tests run both)."""
     if "descr" not in _state:
-        made = _setup()
+        try:
+            made = _setup()
+        except Exception:  # noqa: BLE001 - (a failed compilation) the Python fast path serves
+            made = None
         _state["descr"] = made and made[0]
         _state["keep"] = made and made[1]
     EagerFunction.__call__ = _state["descr"] if on and _state["descr"] else _forward
