@@ -13,9 +13,15 @@ import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad.core import trace
 from funcgrad.core.array import Array
+from funcgrad.lowering import dispatch
 from funcgrad.numpy_api import eager_native
 
-pytestmark = pytest.mark.skipif(not eager_native.enable(), reason="no native eager entry in this process")
+# (where the entry can be built it must be: a compilation error must fail, not skip)
+pytestmark = pytest.mark.skipif(not (eager_native.POSSIBLE and dispatch.LAYOUT_OK), reason="no native entry here")
+
+
+def test_entry_compiles():
+    assert eager_native.enable(), eager_native._state.get("error")
 
 
 def _fallbacks(fn, *args, times=20, **kwargs):
@@ -46,6 +52,24 @@ def test_primed_calls_stay_native():
         assert n == 0, fn.__name__
         assert type(out) is Array and not out.flags.writeable and out.dtype == want.dtype
         np.testing.assert_array_equal(out, want)
+
+
+def test_concatenate_of_ndarrays_stays_native():
+    a, b = np.arange(3.0), np.ones((2,))
+    for seq in ([a, b], (a, b), [a]):
+        out, n = _fallbacks(fnp.concatenate, seq)
+        assert n == 0 and type(out) is Array and not out.flags.writeable
+        np.testing.assert_array_equal(out, np.concatenate(seq))
+        assert not np.shares_memory(out, a)
+    for seq, kw in [([a, fnp.asarray(b)], {}), ([a, b.astype(np.float32)], {}), ([a, b], {"axis": 0}),
+                    ([a.reshape(3, 1), np.ones((3, 2))], {"axis": 1}), ([a, [1.0]], {})]:
+        out, n = _fallbacks(fnp.concatenate, seq, times=3, **kw)
+        assert n == 3
+        np.testing.assert_array_equal(out, fnp.concatenate.general(seq, **kw))
+    for bad in ([np.ones((2, 2)), np.ones(3)], [np.array(1.0)], []):
+        for _ in range(2):
+            with pytest.raises((TypeError, ValueError), match="concatenate"):
+                fnp.concatenate(bad)
 
 
 def test_what_the_entry_leaves_to_python():

@@ -293,6 +293,8 @@ def concatenate(slow):
     """``concatenate`` of a list/tuple of arrays of one dtype along an int axis:
     ``numpy.concatenate`` (the ``concatenate`` impl); no ``out``/``dtype``/``casting``."""
     np_concatenate = np.concatenate
+    # (the native entry takes ``concatenate(seq)`` of ndarrays of the last such call's dtype)
+    cfg = [None, eager_native.flags(False, 1, 64, seq=True), None]
 
     def fast(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         # (ranks are NumPy's to check: its ValueError sends the call to the general path)
@@ -317,10 +319,13 @@ def concatenate(slow):
                         out = np_concatenate(plain, axis)
                     except ValueError:  # (AxisError too) the general path's error
                         return slow(arrays, axis, None, dtype=dtype, casting=casting)
+                    if plain is arrays and axis == 0:
+                        cfg[2] = (np_concatenate, d)
                     out.setflags(False)
                     return out.view(Array)  # (never 0-d: NumPy refuses 0-d operands)
         return slow(arrays, axis, out, dtype=dtype, casting=casting)
 
+    fast.cfg = cfg
     return fast
 
 

@@ -12,9 +12,11 @@ An instance's ``_cfg`` is a list ``[fallback, flags, plan]``: ``fallback`` is th
 fast form (``eager_fast``), which handles every call the entry does not and stores in
 ``plan`` the tuple ``(fn, dtype_0, ..., dtype_n-1)`` of the last call that needed no
 conversion (one store: a reader never sees half of a plan). ``flags`` is an int: bit 0
-silences floating-point errors around the call (``fp_errors``), bits 8-15 and 16-23
-bound the operands' ranks. The entry takes the plan when there are no keywords, no
-staging trace (``trace.STAGING[0]`` is 0, or ``TRACE_STATE.dynamic is None``), as many operands as dtypes, each an
+silences floating-point errors around the call (``fp_errors``), bit 1 (``SEQ``) makes the
+one operand a non-empty list/tuple of ndarrays, each checked as an operand against
+``dtype_0`` (``concatenate``), bits 8-15 and 16-23 bound the operands' ranks. The entry
+takes the plan when there are no keywords, no staging trace (``trace.STAGING[0]`` is 0,
+or ``TRACE_STATE.dynamic is None``), as many operands as dtypes, each an
 ``ndarray`` (or an ``Array`` whose base is one, passed as that base, as ``eager_fast``
 does) of exactly that dtype object and of a rank in bounds. It then calls ``fn`` and
 freezes an ``ndarray`` result as ``eager_fast`` does (writeable flag cleared; n-d ones
@@ -37,14 +39,15 @@ from funcgrad.core.array import Array
 from funcgrad.core.trace import STAGING, TRACE_STATE
 
 QUIET = 1  # flags bit 0: NumPy's floating-point errors ignored around the call
+SEQ = 2  # flags bit 1: one operand, a list/tuple of ndarrays (each checked), passed as it is
 _WRITEABLE = 0x0400  # NPY_ARRAY_WRITEABLE
 
 _PY_FUNCS = ("PyObject_GetAttr", "PyErr_Clear", "Py_DecRef", "PyLong_AsLongLong", "PyObject_Vectorcall",
              "PyContextVar_Set", "PyContextVar_Reset")
 
 
-def flags(quiet: bool, min_rank: int = 0, max_rank: int = 64) -> int:
-    return (QUIET if quiet else 0) | (min_rank << 8) | (max_rank << 16)
+def flags(quiet: bool, min_rank: int = 0, max_rank: int = 64, seq: bool = False) -> int:
+    return (QUIET if quiet else 0) | (SEQ if seq else 0) | (min_rank << 8) | (max_rank << 16)
 
 
 class EagerFunction:
@@ -80,6 +83,8 @@ def _text(cfg_offset: int) -> str:
 @fg_eager_ndarray = external global i8
 @fg_eager_array = external global i8
 @fg_eager_none = external global i8
+@fg_eager_list = external global i8
+@fg_eager_tuple = external global i8
 @fg_eager_trace_state = external global i8
 @fg_eager_staging = external global i8
 @fg_eager_zero = external global i8
@@ -139,7 +144,55 @@ get_flags:
   %hi = lshr i64 %fl, 16
   %hi8 = and i64 %hi, 255
   %pitems = getelementptr i8, ptr %plan, i64 24
-  br label %loop
+  %seqbit = and i64 %fl, 2
+  %isseq = icmp ne i64 %seqbit, 0
+  br i1 %isseq, label %seq, label %loop
+seq:
+  %s = load ptr, ptr %args
+  %seqtp = getelementptr i8, ptr %s, i64 8
+  %seqt = load ptr, ptr %seqtp
+  %islist = icmp eq ptr %seqt, @fg_eager_list
+  %istuple = icmp eq ptr %seqt, @fg_eager_tuple
+  %sszp = getelementptr i8, ptr %s, i64 16
+  %ssz = load i64, ptr %sszp
+  %sip = getelementptr i8, ptr %s, i64 24
+  %lit = load ptr, ptr %sip
+  %sitems = select i1 %islist, ptr %lit, ptr %sip
+  %isseqt = or i1 %islist, %istuple
+  %nonempty = icmp sgt i64 %ssz, 0
+  %seqok = and i1 %isseqt, %nonempty
+  %wdp0 = getelementptr ptr, ptr %pitems, i64 1
+  %wd0 = load ptr, ptr %wdp0
+  br i1 %seqok, label %sloop, label %fallback
+sloop:
+  %j = phi i64 [ 0, %seq ], [ %j1, %snext ]
+  %smore = icmp slt i64 %j, %ssz
+  br i1 %smore, label %sitem, label %sdone
+sitem:
+  %xp = getelementptr ptr, ptr %sitems, i64 %j
+  %x = load ptr, ptr %xp
+  %xtp = getelementptr i8, ptr %x, i64 8
+  %xt = load ptr, ptr %xtp
+  %xnd = icmp eq ptr %xt, @fg_eager_ndarray
+  br i1 %xnd, label %sdescr, label %fallback
+sdescr:
+  %xdp = getelementptr i8, ptr %x, i64 56
+  %xd = load ptr, ptr %xdp
+  %xdok = icmp eq ptr %xd, %wd0
+  %xrp = getelementptr i8, ptr %x, i64 24
+  %xr32 = load i32, ptr %xrp
+  %xr = sext i32 %xr32 to i64
+  %xge = icmp sge i64 %xr, %lo8
+  %xle = icmp sle i64 %xr, %hi8
+  %xrok = and i1 %xge, %xle
+  %xok = and i1 %xdok, %xrok
+  br i1 %xok, label %snext, label %fallback
+snext:
+  %j1 = add i64 %j, 1
+  br label %sloop
+sdone:
+  store ptr %s, ptr %plain
+  br label %call
 loop:
   %i = phi i64 [ 0, %get_flags ], [ %i1, %next ]
   %more = icmp slt i64 %i, %nargs
@@ -279,6 +332,7 @@ def _setup():
     if not table or slot(2) != id(np.ndarray) or offset is None:  # (slot 2 is PyArray_Type)
         return None
     objects = {"fg_eager_ndarray": np.ndarray, "fg_eager_array": Array, "fg_eager_none": None,
+               "fg_eager_list": list, "fg_eager_tuple": tuple,
                "fg_eager_trace_state": TRACE_STATE, "fg_eager_staging": STAGING, "fg_eager_zero": 0,
                "fg_eager_str_dynamic": "dynamic",
                "fg_eager_errvar": _extobj_contextvar, "fg_eager_ignore": _make_extobj(all="ignore")}
@@ -287,7 +341,7 @@ def _setup():
     engine.add_symbol("fg_eager_np_view", slot(137))  # PyArray_View(array, dtype, subtype)
     for name in _PY_FUNCS:
         engine.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
-    addrs = engine.compile_library(f"eager_native_entry/2/{offset}", lambda: _text(offset), ["eager_entry"])
+    addrs = engine.compile_library(f"eager_native_entry/3/{offset}", lambda: _text(offset), ["eager_entry"])
     mdef = _MethodDef(b"__call__", addrs["eager_entry"], _METH_FASTCALL_KEYWORDS, None)
     new = ctypes.pythonapi.PyDescr_NewMethod
     new.restype, new.argtypes = ctypes.py_object, [ctypes.py_object, ctypes.c_void_p]
@@ -305,12 +359,12 @@ def enable(on: bool = True) -> bool:
     if "descr" not in _state:
         try:
             made = _setup()
-        except Exception:  # noqa: BLE001 - (a failed compilation) the Python fast path serves
-            made = None
+        except Exception as e:  # noqa: BLE001 - (a failed compilation) the Python fast path serves
+            made, _state["error"] = None, e  # (kept for tests and bug reports)
         _state["descr"] = made and made[0]
         _state["keep"] = made and made[1]
     EagerFunction.__call__ = _state["descr"] if on and _state["descr"] else _forward
     return bool(on and _state["descr"])
 
 
-__all__ = ["EagerFunction", "enable", "flags", "QUIET", "ENABLE_AFTER", "POSSIBLE"]
+__all__ = ["EagerFunction", "enable", "flags", "QUIET", "SEQ", "ENABLE_AFTER", "POSSIBLE"]
