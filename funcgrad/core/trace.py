@@ -98,6 +98,11 @@ _state = _TraceState()
 # Read by eager fast paths (``numpy_api/eager_fast.py``): with plain (non-tracer) operands
 # only a staging trace, ``TRACE_STATE.dynamic``, could claim an operation (see ``bind``).
 TRACE_STATE = _state
+# How many staging traces are active in all threads: while it is 0 (the int object 0)
+# no thread is staging, so a fast path need not read the thread-local state (a native one
+# compares the list's item with 0 by identity). Updated under a lock (not a hot path).
+STAGING = [0]
+_staging_lock = threading.Lock()
 # Trace classes are instantiated on every bind; cache one per MainTrace instead.
 _EVAL_MAIN = _state.stack[0]
 
@@ -132,10 +137,15 @@ def new_main(trace_type: type, payload=None, dynamic: bool = False):
     prev_dynamic = st.dynamic
     if dynamic:
         st.dynamic = main
+        with _staging_lock:
+            STAGING[0] += 1
     try:
         yield main
     finally:
         st.dynamic = prev_dynamic
+        if dynamic:
+            with _staging_lock:
+                STAGING[0] -= 1
         pop_main(main)
 
 

@@ -32,12 +32,14 @@ from funcgrad.core.array import Array
 from funcgrad.core.fp_errors import restore, silence
 from funcgrad.core.primitive import impl_rules
 from funcgrad.core.prims import elementwise as _ew
-from funcgrad.core.trace import TRACE_STATE
-from funcgrad.numpy_api import _util
+from funcgrad.core.trace import STAGING, TRACE_STATE
+from funcgrad.numpy_api import _util, eager_native
 
 _nd = np.ndarray
 _generic = np.generic
 _st = TRACE_STATE  # thread-local; ``.dynamic`` is the staging trace, None when eager
+_staging = STAGING  # staging traces in all threads: while 0, ``_st`` need not be read
+_ARRAYS = frozenset((np.ndarray, Array))
 _PY = {float: dtypes.float64, int: dtypes.int64, bool: dtypes.bool_}
 _SUPPORTED = _util._SUPPORTED
 _BOOL = dtypes.bool_
@@ -74,12 +76,16 @@ def _promoted(keys, inexact):
 
 
 def _plan(keys, inexact, choose):
-    """(ufunc, converters) for operands of ``keys``, or False (take the general path)."""
+    """(ufunc, converters, native plan) for operands of ``keys``, or False (take the
+    general path). The native plan (``eager_native``: the ufunc and the dtypes) is None
+    unless every operand is an array needing no conversion."""
     dtype = _promoted(keys, inexact)
     fn = None if dtype is None else choose(dtype)
     if fn is None:
         return False
-    return fn, [_converter(k, dtype) for k in keys]
+    convs = [_converter(k, dtype) for k in keys]
+    native = None if any(c is not None for c in convs) or not isinstance(fn, np.ufunc) else (fn, *keys)
+    return fn, convs, native
 
 
 def _freeze(out):
@@ -107,6 +113,7 @@ def unary(slow, inexact, choose):
     """The fast form of the one-operand function ``slow``. ``choose(dtype)`` is the NumPy
     function the general path ends in for the promoted ``dtype`` (or None)."""
     plans: dict = {}
+    cfg = [None, eager_native.flags(True), None]
 
     def fast(x, /):
         if _st.dynamic is None:
@@ -123,7 +130,9 @@ def unary(slow, inexact, choose):
                 if plan is None:
                     plan = plans[k] = _plan((k,), inexact, choose)
                 if plan:
-                    fn, (c,) = plan
+                    fn, (c,), native = plan
+                    if native is not None:
+                        cfg[2] = native
                     try:
                         if c is not None:
                             a = c(a)
@@ -140,6 +149,7 @@ def unary(slow, inexact, choose):
                     return out
         return slow(x)
 
+    fast.cfg = cfg
     return fast
 
 
@@ -147,6 +157,7 @@ def binary(slow, inexact, choose):
     """The fast form of the two-operand function ``slow`` (see ``unary``)."""
     plans: dict = {}
     last = [None, None, None]  # (dtypes are interned: an identity check is a hit)
+    cfg = [None, eager_native.flags(True), None]
 
     def fast(x1, x2, /):
         if _st.dynamic is None:
@@ -176,7 +187,9 @@ def binary(slow, inexact, choose):
                         plan = plans[key] = _plan(key, inexact, choose)
                     last[:] = [k1, k2, plan]
                 if plan:
-                    fn, (c1, c2) = plan
+                    fn, (c1, c2), native = plan
+                    if native is not None:
+                        cfg[2] = native
                     try:
                         if c1 is not None:
                             a = c1(a)
@@ -197,6 +210,7 @@ def binary(slow, inexact, choose):
                     return out
         return slow(x1, x2)
 
+    fast.cfg = cfg
     return fast
 
 
@@ -205,6 +219,7 @@ def where(slow):
     ``select_n`` impl) after the general path's promotion of ``x`` and ``y``."""
     plans: dict = {}
     np_where = np.where
+    cfg = [None, eager_native.flags(False), None]
 
     def fast(condition, x=None, y=None, /, **kwargs):
         if kwargs:  # (size=/fill_value= of the one-argument form)
@@ -221,7 +236,9 @@ def where(slow):
                     if plan is None:
                         plan = plans[key] = _plan(key, False, lambda d: np_where)
                     if plan:
-                        _, (c1, c2) = plan
+                        _, (c1, c2), native = plan
+                        if c1 is None and c2 is None:
+                            cfg[2] = (np_where, _BOOL, k1, k2)
                         try:
                             if c1 is not None:
                                 a = c1(a)
@@ -234,6 +251,7 @@ def where(slow):
                         return out.view(Array) if out.ndim else out
         return slow(condition, x, y)
 
+    fast.cfg = cfg
     return fast
 
 
@@ -244,6 +262,7 @@ def matmul(slow):
     """``matmul`` of 1-d/2-d arrays of one non-bool dtype: ``numpy.dot``, which is what
     the general path's ``dot_general`` impl calls for these shapes."""
     np_dot = np.dot
+    cfg = [None, eager_native.flags(True, 1, 2), None]
 
     def fast(a, b):
         if _st.dynamic is None:
@@ -255,6 +274,9 @@ def matmul(slow):
                 d = x.dtype
                 if d is y.dtype and d in _DOT_DTYPES and 0 < x.ndim <= 2 and 0 < y.ndim <= 2:
                     if x.shape[-1] == y.shape[0]:  # (else the general path's error)
+                        plan = cfg[2]
+                        if plan is None or plan[1] is not d:
+                            cfg[2] = (np_dot, d, d)
                         token = silence()
                         try:
                             out = np_dot(x, y)
@@ -263,6 +285,7 @@ def matmul(slow):
                         return _freeze(out)
         return slow(a, b)
 
+    fast.cfg = cfg
     return fast
 
 
@@ -270,35 +293,39 @@ def concatenate(slow):
     """``concatenate`` of a list/tuple of arrays of one dtype along an int axis:
     ``numpy.concatenate`` (the ``concatenate`` impl); no ``out``/``dtype``/``casting``."""
     np_concatenate = np.concatenate
+    # (the native entry takes ``concatenate(seq)`` of ndarrays of the last such call's dtype)
+    cfg = [None, eager_native.flags(False, 1, 64, seq=True), None]
 
     def fast(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-        if _st.dynamic is None and out is None and dtype is None and casting == "same_kind" \
-                and type(axis) is int and (type(arrays) is list or type(arrays) is tuple) and arrays:
-            plain = []
-            d = nd = None
-            for x in arrays:
-                t = type(x)
-                if t is _nd:
-                    pass
-                elif t is Array:
-                    x = _plain(x)
-                else:
-                    break
-                if d is None:
-                    d, nd = x.dtype, x.ndim
-                    if d not in _SUPPORTED or not nd:
+        # (ranks are NumPy's to check: its ValueError sends the call to the general path)
+        if out is None and dtype is None and type(axis) is int and casting == "same_kind" \
+                and (type(arrays) is list or type(arrays) is tuple) and arrays \
+                and (not _staging[0] or _st.dynamic is None):
+            d = arrays[0].dtype if type(arrays[0]) in _ARRAYS else None
+            plain = arrays
+            if d in _SUPPORTED:
+                for i, x in enumerate(arrays):
+                    t = type(x)
+                    if t is Array:
+                        if plain is arrays:
+                            plain = list(arrays)
+                        plain[i] = _plain(x)
+                    elif t is not _nd:
                         break
-                elif x.dtype is not d or x.ndim != nd:
-                    break
-                plain.append(x)
-            else:
-                try:
-                    result = np_concatenate(plain, axis)
-                except ValueError:  # (AxisError too) the general path's error
-                    return slow(arrays, axis, out, dtype=dtype, casting=casting)
-                return _freeze(result)
+                    if x.dtype is not d:
+                        break
+                else:
+                    try:
+                        out = np_concatenate(plain, axis)
+                    except ValueError:  # (AxisError too) the general path's error
+                        return slow(arrays, axis, None, dtype=dtype, casting=casting)
+                    if plain is arrays and axis == 0:
+                        cfg[2] = (np_concatenate, d)
+                    out.setflags(False)
+                    return out.view(Array)  # (never 0-d: NumPy refuses 0-d operands)
         return slow(arrays, axis, out, dtype=dtype, casting=casting)
 
+    fast.cfg = cfg
     return fast
 
 
@@ -375,6 +402,10 @@ def install(package, modules) -> None:
             fast = fast_form(name, slow)
             if fast is None:
                 continue
+            cfg = getattr(fast, "cfg", None)
+            if cfg is not None and eager_native.POSSIBLE:
+                cfg[0] = fast
+                fast = eager_native.EagerFunction(cfg)
             functools.update_wrapper(fast, slow)
             fast.values_boundary = fast.eager_fast = True
             fast.general = slow  # the general path, for tests and tools

@@ -1,0 +1,370 @@
+"""The eager fast path's hot calls as one native function (``eager_fast`` uses it).
+
+In Python the fixed cost of a fast call (the function call, the trace-state check, the
+type and dtype checks, the plan lookup, NumPy's error state around the call, freezing
+the result) is ~0.5 us on top of NumPy's own ~0.25 us for a 3-element ``add``. Here one
+``METH_FASTCALL | METH_KEYWORDS`` C function written in LLVM IR, ``@fg_main_eager_entry``,
+does the same for the last plan a function used, and is the ``__call__`` of the class
+``EagerFunction`` (a method descriptor made by ``PyDescr_NewMethod``; an instance keeps
+the general function's name, docstring and attributes).
+
+An instance's ``_cfg`` is a list ``[fallback, flags, plan]``: ``fallback`` is the Python
+fast form (``eager_fast``), which handles every call the entry does not and stores in
+``plan`` the tuple ``(fn, dtype_0, ..., dtype_n-1)`` of the last call that needed no
+conversion (one store: a reader never sees half of a plan). ``flags`` is an int: bit 0
+silences floating-point errors around the call (``fp_errors``), bit 1 (``SEQ``) makes the
+one operand a non-empty list/tuple of ndarrays, each checked as an operand against
+``dtype_0`` (``concatenate``), bits 8-15 and 16-23 bound the operands' ranks. The entry
+takes the plan when there are no keywords, no staging trace (``trace.STAGING[0]`` is 0,
+or ``TRACE_STATE.dynamic is None``), as many operands as dtypes, each an
+``ndarray`` (or an ``Array`` whose base is one, passed as that base, as ``eager_fast``
+does) of exactly that dtype object and of a rank in bounds. It then calls ``fn`` and
+freezes an ``ndarray`` result as ``eager_fast`` does (writeable flag cleared; n-d ones
+viewed as ``Array``; anything else, a NumPy scalar, as it is). Any other call, and any
+error raised by ``fn`` (the Python path then gives the general path's error), goes to
+``fallback`` with the same arguments.
+
+The library is compiled on first need (``enable``; the disk cache keeps its object code):
+never at import. Offsets (``dispatch.LAYOUT_OK`` verifies the ndarray ones): ``ob_type``
+8, list ``ob_item`` 24, tuple size 16 and items 24, ndarray nd 24, base 48, descr 56,
+flags 64; the ``_cfg`` slot's offset is checked at install.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from funcgrad.core.array import Array
+from funcgrad.core.trace import STAGING, TRACE_STATE
+
+QUIET = 1  # flags bit 0: NumPy's floating-point errors ignored around the call
+SEQ = 2  # flags bit 1: one operand, a list/tuple of ndarrays (each checked), passed as it is
+_WRITEABLE = 0x0400  # NPY_ARRAY_WRITEABLE
+
+_PY_FUNCS = ("PyObject_GetAttr", "PyErr_Clear", "Py_DecRef", "PyLong_AsLongLong", "PyObject_Vectorcall",
+             "PyContextVar_Set", "PyContextVar_Reset")
+
+
+def flags(quiet: bool, min_rank: int = 0, max_rank: int = 64, seq: bool = False) -> int:
+    return (QUIET if quiet else 0) | (SEQ if seq else 0) | (min_rank << 8) | (max_rank << 16)
+
+
+class EagerFunction:
+    """A ``funcgrad.numpy`` function with a native eager fast path (see the module)."""
+
+    __slots__ = ("_cfg", "__dict__", "__weakref__")
+
+    def __init__(self, cfg: list):
+        self._cfg = cfg  # [fallback, flags, plan]
+
+    def __call__(self, *args, **kwargs):  # until ``enable`` installs the native entry
+        _count[0] += 1
+        if _count[0] == ENABLE_AFTER:
+            enable()
+        return self._cfg[0](*args, **kwargs)
+
+    def __reduce__(self):  # pickled by reference, as the function it stands for
+        return self.__qualname__
+
+    def __repr__(self):
+        return f"<funcgrad.numpy function {getattr(self, '__name__', '?')}>"
+
+
+# The entry needs NumPy 2's error-state context variable and a 64-bit CPython.
+POSSIBLE = np.lib.NumpyVersion(np.__version__) >= "2.0.0" and ctypes.sizeof(ctypes.c_void_p) == 8
+ENABLE_AFTER = 256  # calls (of any of them) before the library is compiled: none at import
+_count = [0]
+_state: dict = {}
+
+
+def _text(cfg_offset: int) -> str:
+    return f"""\
+@fg_eager_ndarray = external global i8
+@fg_eager_array = external global i8
+@fg_eager_none = external global i8
+@fg_eager_list = external global i8
+@fg_eager_tuple = external global i8
+@fg_eager_trace_state = external global i8
+@fg_eager_staging = external global i8
+@fg_eager_zero = external global i8
+@fg_eager_str_dynamic = external global i8
+@fg_eager_errvar = external global i8
+@fg_eager_ignore = external global i8
+declare ptr @PyObject_GetAttr(ptr, ptr)
+declare void @PyErr_Clear()
+declare void @Py_DecRef(ptr)
+declare i64 @PyLong_AsLongLong(ptr)
+declare ptr @PyObject_Vectorcall(ptr, ptr, i64, ptr)
+declare ptr @PyContextVar_Set(ptr, ptr)
+declare i32 @PyContextVar_Reset(ptr, ptr)
+declare ptr @fg_eager_np_view(ptr, ptr, ptr)
+
+define ptr @fg_main_eager_entry(ptr %self, ptr %args, i64 %nargsf, ptr %kwnames) {{
+entry:
+  %plain = alloca [4 x ptr]
+  %nargs = and i64 %nargsf, 9223372036854775807
+  %cfgp = getelementptr i8, ptr %self, i64 {cfg_offset}
+  %cfg = load ptr, ptr %cfgp
+  %itp = getelementptr i8, ptr %cfg, i64 24
+  %items = load ptr, ptr %itp
+  %fb = load ptr, ptr %items
+  %flp = getelementptr ptr, ptr %items, i64 1
+  %flo = load ptr, ptr %flp
+  %plp = getelementptr ptr, ptr %items, i64 2
+  %plan = load ptr, ptr %plp
+  %haskw = icmp ne ptr %kwnames, null
+  %noplan = icmp eq ptr %plan, @fg_eager_none
+  %skip = or i1 %haskw, %noplan
+  br i1 %skip, label %fallback, label %chk_n
+chk_n:
+  %psp = getelementptr i8, ptr %plan, i64 16
+  %psize = load i64, ptr %psp
+  %want = sub i64 %psize, 1
+  %nok = icmp eq i64 %want, %nargs
+  br i1 %nok, label %chk_staging, label %fallback
+chk_staging:
+  %stp = getelementptr i8, ptr @fg_eager_staging, i64 24
+  %sti = load ptr, ptr %stp
+  %st0 = load ptr, ptr %sti
+  %nostaging = icmp eq ptr %st0, @fg_eager_zero
+  br i1 %nostaging, label %get_flags, label %chk_trace
+chk_trace:
+  %dyn = call ptr @PyObject_GetAttr(ptr @fg_eager_trace_state, ptr @fg_eager_str_dynamic)
+  %dynnull = icmp eq ptr %dyn, null
+  br i1 %dynnull, label %clear_fallback, label %dyn_got
+dyn_got:
+  call void @Py_DecRef(ptr %dyn)
+  %nodyn = icmp eq ptr %dyn, @fg_eager_none
+  br i1 %nodyn, label %get_flags, label %fallback
+get_flags:
+  %fl = call i64 @PyLong_AsLongLong(ptr %flo)
+  %lo = lshr i64 %fl, 8
+  %lo8 = and i64 %lo, 255
+  %hi = lshr i64 %fl, 16
+  %hi8 = and i64 %hi, 255
+  %pitems = getelementptr i8, ptr %plan, i64 24
+  %seqbit = and i64 %fl, 2
+  %isseq = icmp ne i64 %seqbit, 0
+  br i1 %isseq, label %seq, label %loop
+seq:
+  %s = load ptr, ptr %args
+  %seqtp = getelementptr i8, ptr %s, i64 8
+  %seqt = load ptr, ptr %seqtp
+  %islist = icmp eq ptr %seqt, @fg_eager_list
+  %istuple = icmp eq ptr %seqt, @fg_eager_tuple
+  %sszp = getelementptr i8, ptr %s, i64 16
+  %ssz = load i64, ptr %sszp
+  %sip = getelementptr i8, ptr %s, i64 24
+  %lit = load ptr, ptr %sip
+  %sitems = select i1 %islist, ptr %lit, ptr %sip
+  %isseqt = or i1 %islist, %istuple
+  %nonempty = icmp sgt i64 %ssz, 0
+  %seqok = and i1 %isseqt, %nonempty
+  %wdp0 = getelementptr ptr, ptr %pitems, i64 1
+  %wd0 = load ptr, ptr %wdp0
+  br i1 %seqok, label %sloop, label %fallback
+sloop:
+  %j = phi i64 [ 0, %seq ], [ %j1, %snext ]
+  %smore = icmp slt i64 %j, %ssz
+  br i1 %smore, label %sitem, label %sdone
+sitem:
+  %xp = getelementptr ptr, ptr %sitems, i64 %j
+  %x = load ptr, ptr %xp
+  %xtp = getelementptr i8, ptr %x, i64 8
+  %xt = load ptr, ptr %xtp
+  %xnd = icmp eq ptr %xt, @fg_eager_ndarray
+  br i1 %xnd, label %sdescr, label %fallback
+sdescr:
+  %xdp = getelementptr i8, ptr %x, i64 56
+  %xd = load ptr, ptr %xdp
+  %xdok = icmp eq ptr %xd, %wd0
+  %xrp = getelementptr i8, ptr %x, i64 24
+  %xr32 = load i32, ptr %xrp
+  %xr = sext i32 %xr32 to i64
+  %xge = icmp sge i64 %xr, %lo8
+  %xle = icmp sle i64 %xr, %hi8
+  %xrok = and i1 %xge, %xle
+  %xok = and i1 %xdok, %xrok
+  br i1 %xok, label %snext, label %fallback
+snext:
+  %j1 = add i64 %j, 1
+  br label %sloop
+sdone:
+  store ptr %s, ptr %plain
+  br label %call
+loop:
+  %i = phi i64 [ 0, %get_flags ], [ %i1, %next ]
+  %more = icmp slt i64 %i, %nargs
+  br i1 %more, label %arg, label %call
+arg:
+  %ap = getelementptr ptr, ptr %args, i64 %i
+  %a = load ptr, ptr %ap
+  %atp = getelementptr i8, ptr %a, i64 8
+  %at = load ptr, ptr %atp
+  %isnd = icmp eq ptr %at, @fg_eager_ndarray
+  br i1 %isnd, label %have, label %chk_array
+chk_array:
+  %isarr = icmp eq ptr %at, @fg_eager_array
+  br i1 %isarr, label %unwrap, label %fallback
+unwrap:
+  %bp = getelementptr i8, ptr %a, i64 48
+  %b = load ptr, ptr %bp
+  %bnull = icmp eq ptr %b, null
+  br i1 %bnull, label %fallback, label %base_type
+base_type:
+  %btp = getelementptr i8, ptr %b, i64 8
+  %bt = load ptr, ptr %btp
+  %bnd = icmp eq ptr %bt, @fg_eager_ndarray
+  br i1 %bnd, label %have, label %fallback
+have:
+  %p = phi ptr [ %a, %arg ], [ %b, %base_type ]
+  %dp = getelementptr i8, ptr %p, i64 56
+  %d = load ptr, ptr %dp
+  %i_1 = add i64 %i, 1
+  %wdp = getelementptr ptr, ptr %pitems, i64 %i_1
+  %wd = load ptr, ptr %wdp
+  %dok = icmp eq ptr %d, %wd
+  %ndp = getelementptr i8, ptr %p, i64 24
+  %nd32 = load i32, ptr %ndp
+  %nd = sext i32 %nd32 to i64
+  %ge = icmp sge i64 %nd, %lo8
+  %le = icmp sle i64 %nd, %hi8
+  %rok = and i1 %ge, %le
+  %ok = and i1 %dok, %rok
+  br i1 %ok, label %next, label %fallback
+next:
+  %slot = getelementptr ptr, ptr %plain, i64 %i
+  store ptr %p, ptr %slot
+  %i1 = add i64 %i, 1
+  br label %loop
+call:
+  %fn = load ptr, ptr %pitems
+  %quiet = and i64 %fl, 1
+  %isq = icmp ne i64 %quiet, 0
+  br i1 %isq, label %call_quiet, label %call_plain
+call_plain:
+  %r0 = call ptr @PyObject_Vectorcall(ptr %fn, ptr %plain, i64 %nargs, ptr null)
+  br label %called
+call_quiet:
+  %tok = call ptr @PyContextVar_Set(ptr @fg_eager_errvar, ptr @fg_eager_ignore)
+  %toknull = icmp eq ptr %tok, null
+  br i1 %toknull, label %clear_fallback, label %call_q
+call_q:
+  %r1 = call ptr @PyObject_Vectorcall(ptr %fn, ptr %plain, i64 %nargs, ptr null)
+  %r1null = icmp eq ptr %r1, null
+  br i1 %r1null, label %q_err, label %q_reset
+q_err:
+  call void @PyErr_Clear()
+  br label %q_reset
+q_reset:
+  %rs = call i32 @PyContextVar_Reset(ptr @fg_eager_errvar, ptr %tok)
+  call void @Py_DecRef(ptr %tok)
+  br label %called
+called:
+  %r = phi ptr [ %r0, %call_plain ], [ %r1, %q_reset ]
+  %rnull = icmp eq ptr %r, null
+  br i1 %rnull, label %clear_fallback, label %freeze
+freeze:
+  %rtp = getelementptr i8, ptr %r, i64 8
+  %rt = load ptr, ptr %rtp
+  %rnd = icmp eq ptr %rt, @fg_eager_ndarray
+  br i1 %rnd, label %readonly, label %done
+readonly:
+  %rfp = getelementptr i8, ptr %r, i64 64
+  %rf = load i32, ptr %rfp
+  %rf2 = and i32 %rf, {~_WRITEABLE & 0xFFFFFFFF}
+  store i32 %rf2, ptr %rfp
+  %rndp = getelementptr i8, ptr %r, i64 24
+  %rn = load i32, ptr %rndp
+  %zerod = icmp eq i32 %rn, 0
+  br i1 %zerod, label %done, label %view
+view:
+  %v = call ptr @fg_eager_np_view(ptr %r, ptr null, ptr @fg_eager_array)
+  call void @Py_DecRef(ptr %r)
+  ret ptr %v
+done:
+  ret ptr %r
+clear_fallback:
+  call void @PyErr_Clear()
+  br label %fallback
+fallback:
+  %res = call ptr @PyObject_Vectorcall(ptr %fb, ptr %args, i64 %nargsf, ptr %kwnames)
+  ret ptr %res
+}}
+"""
+
+
+class _MethodDef(ctypes.Structure):
+    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p), ("ml_flags", ctypes.c_int),
+                ("ml_doc", ctypes.c_char_p)]
+
+
+_METH_FASTCALL_KEYWORDS = 0x0080 | 0x0002
+
+
+def _cfg_offset():
+    """The byte offset of ``EagerFunction._cfg`` in an instance, or None if unverified."""
+    probe = EagerFunction([None, 0, None])
+    for off in (16, 24, 32):
+        if ctypes.c_void_p.from_address(id(probe) + off).value == id(probe._cfg):
+            return off
+    return None
+
+
+def _setup():
+    """Compile the entry; return (descriptor, objects kept alive) or None if this process
+    cannot (another NumPy ABI, NumPy 1.x error state, no C API table)."""
+    from funcgrad.lowering import dispatch, engine
+
+    if not dispatch.LAYOUT_OK:
+        return None
+    try:
+        from numpy._core import _multiarray_umath as mu
+        from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+    except ImportError:  # NumPy 1.x: no error-state context variable
+        return None
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    table = get(mu._ARRAY_API, None)
+    slot = lambda i: ctypes.c_void_p.from_address(table + 8 * i).value  # noqa: E731
+    offset = _cfg_offset()
+    if not table or slot(2) != id(np.ndarray) or offset is None:  # (slot 2 is PyArray_Type)
+        return None
+    objects = {"fg_eager_ndarray": np.ndarray, "fg_eager_array": Array, "fg_eager_none": None,
+               "fg_eager_list": list, "fg_eager_tuple": tuple,
+               "fg_eager_trace_state": TRACE_STATE, "fg_eager_staging": STAGING, "fg_eager_zero": 0,
+               "fg_eager_str_dynamic": "dynamic",
+               "fg_eager_errvar": _extobj_contextvar, "fg_eager_ignore": _make_extobj(all="ignore")}
+    for name, obj in objects.items():
+        engine.add_symbol(name, id(obj))
+    engine.add_symbol("fg_eager_np_view", slot(137))  # PyArray_View(array, dtype, subtype)
+    for name in _PY_FUNCS:
+        engine.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
+    addrs = engine.compile_library(f"eager_native_entry/3/{offset}", lambda: _text(offset), ["eager_entry"])
+    mdef = _MethodDef(b"__call__", addrs["eager_entry"], _METH_FASTCALL_KEYWORDS, None)
+    new = ctypes.pythonapi.PyDescr_NewMethod
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.py_object, ctypes.c_void_p]
+    return new(EagerFunction, ctypes.addressof(mdef)), (mdef, objects)
+
+
+def _forward(self, *args, **kwargs):
+    return self._cfg[0](*args, **kwargs)
+
+
+def enable(on: bool = True) -> bool:
+    """Make the native entry every ``EagerFunction``'s ``__call__`` (compiling it once);
+    False if this process cannot, and then calls stay on the Python fast path.
+    ``enable(False)`` puts the Python fast path back (tests run both)."""
+    if "descr" not in _state:
+        try:
+            made = _setup()
+        except Exception as e:  # noqa: BLE001 - (a failed compilation) the Python fast path serves
+            made, _state["error"] = None, e  # (kept for tests and bug reports)
+        _state["descr"] = made and made[0]
+        _state["keep"] = made and made[1]
+    EagerFunction.__call__ = _state["descr"] if on and _state["descr"] else _forward
+    return bool(on and _state["descr"])
+
+
+__all__ = ["EagerFunction", "enable", "flags", "QUIET", "SEQ", "ENABLE_AFTER", "POSSIBLE"]
