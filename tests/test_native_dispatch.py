@@ -12,8 +12,9 @@ import pytest
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+from funcgrad.core import trace
 from funcgrad.core.array import Array
-from funcgrad.lowering import native_entry
+from funcgrad.lowering import native_call, native_entry
 from funcgrad.transforms import jit_dispatch
 from funcgrad.transforms.jit import JittedFunction
 
@@ -364,7 +365,7 @@ def test_no_leak_over_many_calls():
 
 
 def test_plan_not_made_without_native_api(monkeypatch):
-    monkeypatch.setattr(native_entry, "_API", None)
+    monkeypatch.setattr(native_call, "_OK", False)  # (an unverified object layout)
     assert not native_entry.available()
     f = fg.jit(lambda x: x + 1)
     x = np.ones(2)
@@ -394,3 +395,41 @@ def test_training_step_value_and_grad():
     big = fg.jit(lambda x: fnp.sin(x) + 1.0)
     _warm(big, np.zeros(200_000))
     assert big._native_plans[0][1].stats["release_gil"] is True  # (the threads test's GIL-free case)
+
+
+def test_jit_entry_native_while_another_thread_stages():
+    f = fg.jit(lambda x: x * 3.0)
+    x = np.arange(3.0)
+    f(x), f(x)  # (traced; the second call installs the entry)
+    out, py = _took_python(f, x)
+    assert not py
+    np.testing.assert_array_equal(out, x * 3.0)
+    # Another thread stages: the counter is not 0, this thread's state is read (None).
+    started, release = threading.Event(), threading.Event()
+
+    def stage(y):
+        started.set()
+        release.wait(10)
+        return y + 1
+
+    t = threading.Thread(target=lambda: fg.make_jaxpr(stage)(1.0))
+    t.start()
+    try:
+        assert started.wait(10) and trace.STAGING[0] >= 1
+        out, py = _took_python(f, x)
+        assert not py
+        np.testing.assert_array_equal(out, x * 3.0)
+    finally:
+        release.set()
+        t.join()
+    assert trace.STAGING[0] == 0
+    # This thread stages: the entry steps aside (the Python path traces the inner call).
+    took = []
+
+    def outer(y):
+        out, py = _took_python(f, y)
+        took.append(py)
+        return out + 1.0
+
+    fg.make_jaxpr(outer)(x)
+    assert took == [True]

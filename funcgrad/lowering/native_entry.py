@@ -25,20 +25,21 @@ non-zero status from the core calls the plan's ``raise_status`` (host-callback e
 out of memory), as the Python path does. Plans are data, not code: a new signature
 compiles nothing here.
 
-Everything the IR refers to (type objects, ``None``/``True``/``False``, attribute names,
-NumPy's C API functions from its ``_ARRAY_API`` capsule table) is an external name bound
-at link time (``engine.add_symbol``): no process address appears in the IR text. If the
-ndarray layout cannot be verified (``dispatch.LAYOUT_OK``) or the NumPy table is not
-found, ``available()`` is False and calls stay on the Python path.
+What the two native entries share (this one and ``numpy_api/eager_native.py``) is in
+``lowering/native_call.py``: the declarations and the binding by name at link time of
+everything the IR refers to (type objects, ``None``/``True``/``False``, attribute names,
+CPython's and NumPy's C API functions; no process address appears in the IR text), the
+"nothing is staging" check (the ``core.trace.STAGING`` counter first), the freezing of
+the outputs and the method descriptor. If an object layout cannot be verified or the
+NumPy table is not found, ``available()`` is False and calls stay on the Python path.
 """
 from __future__ import annotations
-
-import ctypes
 
 import numpy as np
 
 from funcgrad.core.array import Array
-from funcgrad.lowering import dispatch, effects, engine, native_entry_ir
+from funcgrad.core.trace import TRACE_STATE
+from funcgrad.lowering import dispatch, effects, engine, native_call, native_entry_ir
 
 MAX_PLANS = 8  # tried in order by the entry; more signatures use the Python plans
 _MAX_NODES, _MAX_LEAVES, _MAX_OUTS = 256, 256, 64
@@ -51,49 +52,9 @@ _MAX_TREE = 120  # (the entry's tree stack has 128 slots)
 _HEADER = 8  # nargs, n_in, n_out, core, release, tree at, outputs at, perm at
 
 
-def _numpy_api():
-    """{name: address} of the NumPy C API functions the entry calls, or None."""
-    try:
-        try:
-            from numpy._core import _multiarray_umath as mu
-        except ImportError:  # pragma: no cover - NumPy 1.x
-            from numpy.core import _multiarray_umath as mu
-        cap = mu._ARRAY_API
-        get = ctypes.pythonapi.PyCapsule_GetPointer
-        get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-        table = get(cap, None)
-        if not table:
-            return None
-        slot = lambda i: ctypes.c_void_p.from_address(table + 8 * i).value  # noqa: E731
-        # PyArray_Type is slot 2: checking it guards against a table of another layout.
-        if slot(2) != id(np.ndarray):
-            return None
-        return {"fg_np_new_from_descr": slot(94), "fg_np_view": slot(137)}
-    except (ImportError, AttributeError, ValueError, TypeError):  # pragma: no cover - exotic NumPy
-        return None
-
-
-def _py_layout_ok() -> bool:
-    """The CPython object offsets the entry reads: a dict's ``ma_used`` (16), a tuple's
-    items (24), a list's ``ob_item`` (24), ``ob_size`` (16), a complex's value (16)."""
-    try:
-        item = object()
-        d, t, lst, z = {"k": item}, (item, 1), [1, item], complex(1.5, 2.5)
-        at = lambda addr, ct=ctypes.c_int64: ct.from_address(addr).value  # noqa: E731
-        ok = at(id(d) + 16) == 1 and at(id(t) + 16) == 2 and at(id(t) + 24) == id(item)
-        ok &= at(id(lst) + 16) == 2 and at(at(id(lst) + 24) + 8) == id(item)
-        ok &= at(id(z) + 24, ctypes.c_double) == 2.5 and at(id(1.25) + 16, ctypes.c_double) == 1.25
-        return bool(ok)
-    except (ValueError, TypeError, OSError):  # pragma: no cover - exotic interpreter
-        return False
-
-
-_API = _numpy_api() if dispatch.LAYOUT_OK and _py_layout_ok() else None
-
-
 def available() -> bool:
     """True when calls can be dispatched natively in this process."""
-    return _API is not None
+    return native_call.available()
 
 
 # PyObject *entry(self, args, nargsf, kwnames): try the plans, else call the fallback.
@@ -109,16 +70,9 @@ chk_disabled:
   %dlp = getelementptr i8, ptr @fg_disp_disabled, i64 24
   %dli = load ptr, ptr %dlp
   %dl0 = load ptr, ptr %dli
-  %enabled = icmp eq ptr %dl0, @fg_disp_false
+  %enabled = icmp eq ptr %dl0, @fg_py_false
   br i1 %enabled, label %chk_trace, label %fallback
-chk_trace:
-  %dyn = call ptr @PyObject_GetAttr(ptr @fg_disp_trace_state, ptr @fg_disp_str_dynamic)
-  %dynnull = icmp eq ptr %dyn, null
-  br i1 %dynnull, label %clear_fallback, label %dyn_got
-dyn_got:
-  call void @Py_DecRef(ptr %dyn)
-  %nodyn = icmp eq ptr %dyn, @fg_disp_none
-  br i1 %nodyn, label %get_plans, label %fallback
+""" + native_call.not_staging("chk_trace", "get_plans", "fallback", "clear_fallback") + """\
 get_plans:
   %plans = call ptr @PyObject_GetAttr(ptr %self, ptr @fg_disp_str_plans)
   %pnull = icmp eq ptr %plans, null
@@ -183,40 +137,25 @@ def _text() -> str:
     return native_entry_ir.text() + ENTRY
 
 
-class _MethodDef(ctypes.Structure):
-    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p), ("ml_flags", ctypes.c_int),
-                ("ml_doc", ctypes.c_char_p)]
-
-
-_METH_FASTCALL_KEYWORDS = 0x0080 | 0x0002
-_installed: list = []  # (method def, descriptor, bound objects): alive for the process
-
-
 def install(cls, fallback, trace_state, disabled: list, doc: str = ""):
     """Compile the entry and return the method descriptor that calls it as ``cls``'s
     ``__call__`` (the caller assigns it). ``fallback(self, *args, **kwargs)`` is the
-    Python call; ``trace_state.dynamic`` must be None and ``disabled[0]`` False for the
-    native plans (``self._native_plans``) to be tried."""
-    if _API is None:
+    Python call; nothing may be staging (``trace_state``, which must be
+    ``core.trace.TRACE_STATE``: ``native_call.not_staging`` reads it) and ``disabled[0]``
+    must be False for the native plans (``self._native_plans``) to be tried."""
+    if not native_call.available():
         raise RuntimeError("native dispatch is not available (NumPy ABI not verified)")
-    objects = {"fg_disp_ndarray": np.ndarray, "fg_disp_array": Array, "fg_disp_dict": dict, "fg_disp_int": int,
-               "fg_disp_none": None, "fg_disp_true": True, "fg_disp_false": False, "fg_disp_fallback": fallback,
-               "fg_disp_trace_state": trace_state, "fg_disp_str_dynamic": "dynamic",
-               "fg_disp_str_plans": "_native_plans", "fg_disp_disabled": disabled}
-    for name, obj in objects.items():
-        engine.add_symbol(name, id(obj))
-    for name, address in _API.items():
-        engine.add_symbol(name, address)
-    for name in native_entry_ir.PY_FUNCS:
-        engine.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
-    addrs = engine.compile_library("native_dispatch_entry/1", _text, ["disp_entry"])
-    name, docb = b"__call__", doc.encode()
-    mdef = _MethodDef(name, addrs["disp_entry"], _METH_FASTCALL_KEYWORDS, docb)
-    new = ctypes.pythonapi.PyDescr_NewMethod
-    new.restype, new.argtypes = ctypes.py_object, [ctypes.py_object, ctypes.c_void_p]
-    descr = new(cls, ctypes.addressof(mdef))
-    _installed.append((mdef, name, docb, descr, objects))
+    if trace_state is not TRACE_STATE:
+        raise ValueError("native dispatch: the trace state must be core.trace.TRACE_STATE")
+    objects = {"fg_disp_fallback": fallback, "fg_disp_str_plans": "_native_plans", "fg_disp_disabled": disabled}
+    native_call.bind(objects, native_entry_ir.FUNCS)
+    addrs = engine.compile_library("native_dispatch_entry/2", _text, ["disp_entry"])
+    descr = native_call.method(cls, addrs["disp_entry"], doc)
+    _installed.append(objects)
     return descr
+
+
+_installed: list = []  # the objects bound by each install: alive for the process
 
 
 # --- plans ---------------------------------------------------------------------------------------
@@ -316,7 +255,7 @@ def make_plan(args, walk_perm, exe, out_tree):
     """The native plan of a call (a tuple, see the module doc), or None when it cannot be
     dispatched natively. ``walk_perm[i]``: the walk-order index of flattened leaf ``i``
     (``jit_dispatch.leaf_perm``); ``exe``: the compiled ``Executable`` of the call."""
-    if _API is None or getattr(exe, "_module", None) is None:
+    if not native_call.available() or getattr(exe, "_module", None) is None:
         return None
     in_avals, out_avals = exe.in_avals, exe.out_avals
     tree, key_objs = [], []

@@ -4,51 +4,26 @@
 argument, a dict value by key, a list/tuple item; check a container; check a leaf and
 record its data pointer). ``@fg_disp_run`` allocates the outputs, runs the core through the
 executable's ``entry_ptrs`` (GIL released when the plan says so), freezes and wraps the
-outputs and builds the result tree (a postorder program on a stack). The entry itself,
-``native_entry.ENTRY``, checks the global state, tries the plans and otherwise calls the
-Python fallback. Offsets: ``ob_type`` 8, ``ob_size``/``ma_used`` 16, tuple items 24, list
-``ob_item`` 24, ndarray data 16, nd 24, dims 32, descr 56, flags 64, descr byteorder 26
-and type_num 28 (verified at import: ``dispatch.LAYOUT_OK``, ``native_entry._py_layout_ok``).
-Every external name is bound at link time (``native_entry.install``).
+outputs (``native_call.FREEZE``) and builds the result tree (a postorder program on a
+stack). The entry itself, ``native_entry.ENTRY``, checks the global state, tries the plans
+and otherwise calls the Python fallback. Offsets: ``ob_type`` 8, ``ob_size``/``ma_used``
+16, tuple items 24, list ``ob_item`` 24, ndarray data 16, nd 24, dims 32, descr 56, flags
+64, descr byteorder 26 and type_num 28 (verified at import: ``dispatch.LAYOUT_OK``,
+``native_call.layout_ok``). Declarations come from ``native_call.declare``; every
+external name is bound at link time (``native_entry.install``).
 """
 from __future__ import annotations
 
-PY_FUNCS = ("PyObject_GetAttr", "PyErr_Clear", "PyErr_Occurred", "Py_IncRef", "Py_DecRef",
-             "PyDict_GetItemWithError", "PyLong_AsLongLongAndOverflow", "PyObject_Vectorcall",
-             "PyTuple_New", "PyList_New", "PyDict_New", "PyDict_SetItem", "PyLong_FromLongLong",
-             "PyEval_SaveThread", "PyEval_RestoreThread")
+from funcgrad.lowering import native_call
 
-_DECLS = """\
-@fg_disp_ndarray = external global i8
-@fg_disp_array = external global i8
-@fg_disp_dict = external global i8
-@fg_disp_int = external global i8
-@fg_disp_none = external global i8
-@fg_disp_true = external global i8
-@fg_disp_false = external global i8
-@fg_disp_fallback = external global i8
-@fg_disp_trace_state = external global i8
-@fg_disp_str_dynamic = external global i8
-@fg_disp_str_plans = external global i8
-@fg_disp_disabled = external global i8
-declare ptr @PyObject_GetAttr(ptr, ptr)
-declare void @PyErr_Clear()
-declare ptr @PyErr_Occurred()
-declare void @Py_IncRef(ptr)
-declare void @Py_DecRef(ptr)
-declare ptr @PyDict_GetItemWithError(ptr, ptr)
-declare i64 @PyLong_AsLongLongAndOverflow(ptr, ptr)
-declare ptr @PyObject_Vectorcall(ptr, ptr, i64, ptr)
-declare ptr @PyTuple_New(i64)
-declare ptr @PyList_New(i64)
-declare ptr @PyDict_New()
-declare i32 @PyDict_SetItem(ptr, ptr, ptr)
-declare ptr @PyLong_FromLongLong(i64)
-declare ptr @PyEval_SaveThread()
-declare void @PyEval_RestoreThread(ptr)
-declare ptr @fg_np_new_from_descr(ptr, ptr, i32, ptr, ptr, ptr, i32, ptr)
-declare ptr @fg_np_view(ptr, ptr, ptr)
-"""
+# What the helpers and the entry refer to, bound at link time (``native_entry.install``).
+OWN_OBJECTS = ("fg_disp_fallback", "fg_disp_str_plans", "fg_disp_disabled")
+SHARED_OBJECTS = ("fg_py_ndarray", "fg_py_array", "fg_py_dict", "fg_py_int", "fg_py_none", "fg_py_true",
+                  "fg_py_false", "fg_py_zero", "fg_py_staging", "fg_py_trace_state", "fg_py_str_dynamic")
+FUNCS = ("PyObject_GetAttr", "PyErr_Clear", "PyErr_Occurred", "Py_IncRef", "Py_DecRef", "PyDict_GetItemWithError",
+         "PyLong_AsLongLongAndOverflow", "PyObject_Vectorcall", "PyTuple_New", "PyList_New", "PyDict_New",
+         "PyDict_SetItem", "PyLong_FromLongLong", "PyEval_SaveThread", "PyEval_RestoreThread",
+         "fg_np_new_from_descr", "fg_np_view")
 
 # i32 match(program, args, nargs, wptr, scratch): 1 when every check of the program holds;
 # fills wptr[k] with leaf k's data pointer (walk order). Registers hold borrowed objects.
@@ -91,7 +66,7 @@ next3:
   br label %loop
 op_dict:
   %dt = load ptr, ptr %t1p
-  %isd = icmp eq ptr %dt, @fg_disp_dict
+  %isd = icmp eq ptr %dt, @fg_py_dict
   br i1 %isd, label %dict_n, label %fail
 dict_n:
   %dup = getelementptr i8, ptr %o1, i64 16
@@ -148,7 +123,7 @@ item_get:
   store i64 %ipc, ptr %pcp
   br label %loop
 op_none:
-  %isnone = icmp eq ptr %o1, @fg_disp_none
+  %isnone = icmp eq ptr %o1, @fg_py_none
   br i1 %isnone, label %none_ok, label %fail
 none_ok:
   %npc = add i64 %pc, 2
@@ -156,8 +131,8 @@ none_ok:
   br label %loop
 op_arr:
   %at = load ptr, ptr %t1p
-  %isnd = icmp eq ptr %at, @fg_disp_ndarray
-  %isfa = icmp eq ptr %at, @fg_disp_array
+  %isnd = icmp eq ptr %at, @fg_py_ndarray
+  %isfa = icmp eq ptr %at, @fg_py_array
   %isany = or i1 %isnd, %isfa
   %aa3 = load i64, ptr %a3p
   %aa4 = load i64, ptr %a4p
@@ -241,7 +216,7 @@ next4:
   br label %loop
 op_int:
   %it = load ptr, ptr %t1p
-  %isint = icmp eq ptr %it, @fg_disp_int
+  %isint = icmp eq ptr %it, @fg_py_int
   br i1 %isint, label %int_read, label %fail
 int_read:
   store i32 0, ptr %ovf
@@ -254,8 +229,8 @@ int_err:
   %inoerr = icmp eq ptr %ierr, null
   br i1 %inoerr, label %scalar_store, label %clear_fail
 op_bool:
-  %ist = icmp eq ptr %o1, @fg_disp_true
-  %isf = icmp eq ptr %o1, @fg_disp_false
+  %ist = icmp eq ptr %o1, @fg_py_true
+  %isf = icmp eq ptr %o1, @fg_py_false
   %isb = or i1 %ist, %isf
   %bv = zext i1 %ist to i64
   br i1 %isb, label %scalar_store, label %fail
@@ -337,7 +312,7 @@ out_body:
   %nd32 = trunc i64 %nd to i32
   %dims = getelementptr i64, ptr %dp, i64 2
   call void @Py_IncRef(ptr %descr)
-  %o = call ptr @fg_np_new_from_descr(ptr @fg_disp_ndarray, ptr %descr, i32 %nd32, ptr %dims,
+  %o = call ptr @fg_np_new_from_descr(ptr @fg_py_ndarray, ptr %descr, i32 %nd32, ptr %dims,
                                        ptr null, ptr null, i32 0, ptr null)
   %onull = icmp eq ptr %o, null
   br i1 %onull, label %alloc_fail, label %out_ok
@@ -395,28 +370,14 @@ wrap_head:
   br label %wrap_loop
 wrap_loop:
   %k = phi i64 [ 0, %wrap_head ], [ %k1, %wrap_next ]
-  %wpc = phi i64 [ %os, %wrap_head ], [ %wpcn, %wrap_next ]
   %kmore = icmp slt i64 %k, %nout
   br i1 %kmore, label %wrap_body, label %build
 wrap_body:
   %kslot = getelementptr ptr, ptr %outs, i64 %k
   %ko = load ptr, ptr %kslot
-  %kflp = getelementptr i8, ptr %ko, i64 64
-  %kfl = load i32, ptr %kflp
-  %kfl2 = and i32 %kfl, -1025
-  store i32 %kfl2, ptr %kflp
-  %kndp0 = getelementptr i64, ptr %prog, i64 %wpc
-  %kndp = getelementptr i64, ptr %kndp0, i64 1
-  %knd = load i64, ptr %kndp
-  %k1 = add i64 %k, 1
-  %wpc2 = add i64 %wpc, 2
-  %wpcn = add i64 %wpc2, %knd
-  %kview = icmp ne i64 %knd, 0
-  br i1 %kview, label %wrap_view, label %wrap_next
-wrap_view:
-  %kv = call ptr @fg_np_view(ptr %ko, ptr null, ptr @fg_disp_array)
-  call void @Py_DecRef(ptr %ko)
+  %kv = call ptr @fg_py_freeze(ptr %ko)
   store ptr %kv, ptr %kslot
+  %k1 = add i64 %k, 1
   %kvnull = icmp eq ptr %kv, null
   br i1 %kvnull, label %view_fail, label %wrap_next
 view_fail:
@@ -461,8 +422,8 @@ t_push1:
   store i64 %tpc1, ptr %tpcp
   br label %tree
 t_none:
-  call void @Py_IncRef(ptr @fg_disp_none)
-  store ptr @fg_disp_none, ptr %top
+  call void @Py_IncRef(ptr @fg_py_none)
+  store ptr @fg_py_none, ptr %top
   br label %t_push1
 t_tuple:
   %tup = call ptr @PyTuple_New(i64 %tn)
@@ -551,7 +512,7 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
 def text() -> str:
     """The helpers of ``@fg_main_disp_entry`` (``native_entry.ENTRY``) and their declarations."""
-    return _DECLS + _MATCH + _RUN
+    return native_call.declare(OWN_OBJECTS + SHARED_OBJECTS + FUNCS) + _MATCH + _RUN + native_call.FREEZE
 
 
-__all__ = ["PY_FUNCS", "text"]
+__all__ = ["FUNCS", "OWN_OBJECTS", "SHARED_OBJECTS", "text"]

@@ -25,9 +25,11 @@ error raised by ``fn`` (the Python path then gives the general path's error), go
 ``fallback`` with the same arguments.
 
 The library is compiled on first need (``enable``; the disk cache keeps its object code):
-never at import. Offsets (``dispatch.LAYOUT_OK`` verifies the ndarray ones): ``ob_type``
-8, list ``ob_item`` 24, tuple size 16 and items 24, ndarray nd 24, base 48, descr 56,
-flags 64; the ``_cfg`` slot's offset is checked at install.
+never at import. What it shares with the jit entry (``lowering/native_entry.py``) is in
+``lowering/native_call.py``: declarations and binding by name, the staging check, the
+freezing of the result, the method descriptor. Offsets (``native_call.available``
+verifies them): ``ob_type`` 8, list ``ob_item`` 24, tuple size 16 and items 24, ndarray
+nd 24, base 48, descr 56, flags 64; the ``_cfg`` slot's offset is checked at install.
 """
 from __future__ import annotations
 
@@ -35,15 +37,8 @@ import ctypes
 
 import numpy as np
 
-from funcgrad.core.array import Array
-from funcgrad.core.trace import STAGING, TRACE_STATE
-
 QUIET = 1  # flags bit 0: NumPy's floating-point errors ignored around the call
 SEQ = 2  # flags bit 1: one operand, a list/tuple of ndarrays (each checked), passed as it is
-_WRITEABLE = 0x0400  # NPY_ARRAY_WRITEABLE
-
-_PY_FUNCS = ("PyObject_GetAttr", "PyErr_Clear", "Py_DecRef", "PyLong_AsLongLong", "PyObject_Vectorcall",
-             "PyContextVar_Set", "PyContextVar_Reset")
 
 
 def flags(quiet: bool, min_rank: int = 0, max_rank: int = 64, seq: bool = False) -> int:
@@ -78,28 +73,17 @@ _count = [0]
 _state: dict = {}
 
 
-def _text(cfg_offset: int) -> str:
-    return f"""\
-@fg_eager_ndarray = external global i8
-@fg_eager_array = external global i8
-@fg_eager_none = external global i8
-@fg_eager_list = external global i8
-@fg_eager_tuple = external global i8
-@fg_eager_trace_state = external global i8
-@fg_eager_staging = external global i8
-@fg_eager_zero = external global i8
-@fg_eager_str_dynamic = external global i8
-@fg_eager_errvar = external global i8
-@fg_eager_ignore = external global i8
-declare ptr @PyObject_GetAttr(ptr, ptr)
-declare void @PyErr_Clear()
-declare void @Py_DecRef(ptr)
-declare i64 @PyLong_AsLongLong(ptr)
-declare ptr @PyObject_Vectorcall(ptr, ptr, i64, ptr)
-declare ptr @PyContextVar_Set(ptr, ptr)
-declare i32 @PyContextVar_Reset(ptr, ptr)
-declare ptr @fg_eager_np_view(ptr, ptr, ptr)
+_OWN = ("fg_eager_errvar", "fg_eager_ignore")
+_SHARED = ("fg_py_ndarray", "fg_py_array", "fg_py_none", "fg_py_list", "fg_py_tuple", "fg_py_staging", "fg_py_zero",
+           "fg_py_trace_state", "fg_py_str_dynamic")
+_FUNCS = ("PyObject_GetAttr", "PyErr_Clear", "Py_DecRef", "PyLong_AsLongLong", "PyObject_Vectorcall",
+          "PyContextVar_Set", "PyContextVar_Reset", "fg_np_view")
 
+
+def _text(cfg_offset: int) -> str:
+    from funcgrad.lowering import native_call
+
+    return native_call.declare(_OWN + _SHARED + _FUNCS) + native_call.FREEZE + f"""\
 define ptr @fg_main_eager_entry(ptr %self, ptr %args, i64 %nargsf, ptr %kwnames) {{
 entry:
   %plain = alloca [4 x ptr]
@@ -114,7 +98,7 @@ entry:
   %plp = getelementptr ptr, ptr %items, i64 2
   %plan = load ptr, ptr %plp
   %haskw = icmp ne ptr %kwnames, null
-  %noplan = icmp eq ptr %plan, @fg_eager_none
+  %noplan = icmp eq ptr %plan, @fg_py_none
   %skip = or i1 %haskw, %noplan
   br i1 %skip, label %fallback, label %chk_n
 chk_n:
@@ -123,21 +107,7 @@ chk_n:
   %want = sub i64 %psize, 1
   %nok = icmp eq i64 %want, %nargs
   br i1 %nok, label %chk_staging, label %fallback
-chk_staging:
-  %stp = getelementptr i8, ptr @fg_eager_staging, i64 24
-  %sti = load ptr, ptr %stp
-  %st0 = load ptr, ptr %sti
-  %nostaging = icmp eq ptr %st0, @fg_eager_zero
-  br i1 %nostaging, label %get_flags, label %chk_trace
-chk_trace:
-  %dyn = call ptr @PyObject_GetAttr(ptr @fg_eager_trace_state, ptr @fg_eager_str_dynamic)
-  %dynnull = icmp eq ptr %dyn, null
-  br i1 %dynnull, label %clear_fallback, label %dyn_got
-dyn_got:
-  call void @Py_DecRef(ptr %dyn)
-  %nodyn = icmp eq ptr %dyn, @fg_eager_none
-  br i1 %nodyn, label %get_flags, label %fallback
-get_flags:
+{native_call.not_staging('chk_staging', 'get_flags', 'fallback', 'clear_fallback')}get_flags:
   %fl = call i64 @PyLong_AsLongLong(ptr %flo)
   %lo = lshr i64 %fl, 8
   %lo8 = and i64 %lo, 255
@@ -151,8 +121,8 @@ seq:
   %s = load ptr, ptr %args
   %seqtp = getelementptr i8, ptr %s, i64 8
   %seqt = load ptr, ptr %seqtp
-  %islist = icmp eq ptr %seqt, @fg_eager_list
-  %istuple = icmp eq ptr %seqt, @fg_eager_tuple
+  %islist = icmp eq ptr %seqt, @fg_py_list
+  %istuple = icmp eq ptr %seqt, @fg_py_tuple
   %sszp = getelementptr i8, ptr %s, i64 16
   %ssz = load i64, ptr %sszp
   %sip = getelementptr i8, ptr %s, i64 24
@@ -173,7 +143,7 @@ sitem:
   %x = load ptr, ptr %xp
   %xtp = getelementptr i8, ptr %x, i64 8
   %xt = load ptr, ptr %xtp
-  %xnd = icmp eq ptr %xt, @fg_eager_ndarray
+  %xnd = icmp eq ptr %xt, @fg_py_ndarray
   br i1 %xnd, label %sdescr, label %fallback
 sdescr:
   %xdp = getelementptr i8, ptr %x, i64 56
@@ -202,10 +172,10 @@ arg:
   %a = load ptr, ptr %ap
   %atp = getelementptr i8, ptr %a, i64 8
   %at = load ptr, ptr %atp
-  %isnd = icmp eq ptr %at, @fg_eager_ndarray
+  %isnd = icmp eq ptr %at, @fg_py_ndarray
   br i1 %isnd, label %have, label %chk_array
 chk_array:
-  %isarr = icmp eq ptr %at, @fg_eager_array
+  %isarr = icmp eq ptr %at, @fg_py_array
   br i1 %isarr, label %unwrap, label %fallback
 unwrap:
   %bp = getelementptr i8, ptr %a, i64 48
@@ -215,7 +185,7 @@ unwrap:
 base_type:
   %btp = getelementptr i8, ptr %b, i64 8
   %bt = load ptr, ptr %btp
-  %bnd = icmp eq ptr %bt, @fg_eager_ndarray
+  %bnd = icmp eq ptr %bt, @fg_py_ndarray
   br i1 %bnd, label %have, label %fallback
 have:
   %p = phi ptr [ %a, %arg ], [ %b, %base_type ]
@@ -268,20 +238,10 @@ called:
 freeze:
   %rtp = getelementptr i8, ptr %r, i64 8
   %rt = load ptr, ptr %rtp
-  %rnd = icmp eq ptr %rt, @fg_eager_ndarray
-  br i1 %rnd, label %readonly, label %done
-readonly:
-  %rfp = getelementptr i8, ptr %r, i64 64
-  %rf = load i32, ptr %rfp
-  %rf2 = and i32 %rf, {~_WRITEABLE & 0xFFFFFFFF}
-  store i32 %rf2, ptr %rfp
-  %rndp = getelementptr i8, ptr %r, i64 24
-  %rn = load i32, ptr %rndp
-  %zerod = icmp eq i32 %rn, 0
-  br i1 %zerod, label %done, label %view
-view:
-  %v = call ptr @fg_eager_np_view(ptr %r, ptr null, ptr @fg_eager_array)
-  call void @Py_DecRef(ptr %r)
+  %rnd = icmp eq ptr %rt, @fg_py_ndarray
+  br i1 %rnd, label %frozen, label %done
+frozen:
+  %v = call ptr @fg_py_freeze(ptr %r)
   ret ptr %v
 done:
   ret ptr %r
@@ -293,14 +253,6 @@ fallback:
   ret ptr %res
 }}
 """
-
-
-class _MethodDef(ctypes.Structure):
-    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p), ("ml_flags", ctypes.c_int),
-                ("ml_doc", ctypes.c_char_p)]
-
-
-_METH_FASTCALL_KEYWORDS = 0x0080 | 0x0002
 
 
 def _cfg_offset():
@@ -315,37 +267,21 @@ def _cfg_offset():
 def _setup():
     """Compile the entry; return (descriptor, objects kept alive) or None if this process
     cannot (another NumPy ABI, NumPy 1.x error state, no C API table)."""
-    from funcgrad.lowering import dispatch, engine
+    from funcgrad.lowering import engine, native_call
 
-    if not dispatch.LAYOUT_OK:
+    if not native_call.available():
         return None
     try:
-        from numpy._core import _multiarray_umath as mu
         from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
     except ImportError:  # NumPy 1.x: no error-state context variable
         return None
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    table = get(mu._ARRAY_API, None)
-    slot = lambda i: ctypes.c_void_p.from_address(table + 8 * i).value  # noqa: E731
     offset = _cfg_offset()
-    if not table or slot(2) != id(np.ndarray) or offset is None:  # (slot 2 is PyArray_Type)
+    if offset is None:
         return None
-    objects = {"fg_eager_ndarray": np.ndarray, "fg_eager_array": Array, "fg_eager_none": None,
-               "fg_eager_list": list, "fg_eager_tuple": tuple,
-               "fg_eager_trace_state": TRACE_STATE, "fg_eager_staging": STAGING, "fg_eager_zero": 0,
-               "fg_eager_str_dynamic": "dynamic",
-               "fg_eager_errvar": _extobj_contextvar, "fg_eager_ignore": _make_extobj(all="ignore")}
-    for name, obj in objects.items():
-        engine.add_symbol(name, id(obj))
-    engine.add_symbol("fg_eager_np_view", slot(137))  # PyArray_View(array, dtype, subtype)
-    for name in _PY_FUNCS:
-        engine.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
-    addrs = engine.compile_library(f"eager_native_entry/3/{offset}", lambda: _text(offset), ["eager_entry"])
-    mdef = _MethodDef(b"__call__", addrs["eager_entry"], _METH_FASTCALL_KEYWORDS, None)
-    new = ctypes.pythonapi.PyDescr_NewMethod
-    new.restype, new.argtypes = ctypes.py_object, [ctypes.py_object, ctypes.c_void_p]
-    return new(EagerFunction, ctypes.addressof(mdef)), (mdef, objects)
+    objects = {"fg_eager_errvar": _extobj_contextvar, "fg_eager_ignore": _make_extobj(all="ignore")}
+    native_call.bind(objects, _FUNCS)
+    addrs = engine.compile_library(f"eager_native_entry/4/{offset}", lambda: _text(offset), ["eager_entry"])
+    return native_call.method(EagerFunction, addrs["eager_entry"]), objects
 
 
 def _forward(self, *args, **kwargs):
