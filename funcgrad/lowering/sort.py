@@ -2,7 +2,9 @@
 
 For every row along ``dimension`` an index permutation is sorted by the first
 ``num_keys`` operands (lexicographically; floats order NaN last, like NumPy; -0.0
-and 0.0 compare equal, and equal keys keep their order). The passes are unrolled at
+and 0.0 compare equal, and equal keys keep their order). Complex keys use NumPy's sort
+order (``_complex_less``: by real, then imaginary part, with R+Rj < R+nanj < nan+Rj <
+nan+nanj), so ``sort``/``argsort``/``sort_complex`` compile bitwise equal to eager. The passes are unrolled at
 compile time (the row length is static): pass ``w`` merges runs of length ``w`` from
 one index buffer into the other with a branch-free merge loop. Then every operand is
 gathered through the permutation into its output. Keys that are fused values are
@@ -18,8 +20,29 @@ from funcgrad.lowering.builder import BOOL, I64, Value, int_pred
 from funcgrad.lowering.context import lower_materialized
 
 
+def _complex_less(b, x: Value, y: Value) -> str:
+    """x < y in NumPy's complex sort order (npysort's ``CFLOAT_LT``, which ``np.lexsort``
+    and ``np.sort`` use; not the ``<`` ufunc, under which nothing with a nan is ordered):
+    xr < yr: xi is a number or yi is nan; xr > yr: yi is nan and xi is not;
+    xr == yr or both real parts nan: xi < yi, or yi is nan and xi is not;
+    else (exactly one real part nan): yr is nan. Branch-free (i1 ref)."""
+    (xr, xi), (yr, yi) = b.parts(x), b.parts(y)
+    ximnum = b.cmp("fcmp", "ord", xi, xi)
+    yimnan = b.cmp("fcmp", "uno", yi, yi)
+    yrenan = b.cmp("fcmp", "uno", yr, yr)
+    late_nan = b.op("and", yimnan, ximnum)  # only y's imaginary part is nan
+    below = b.op("or", ximnum, yimnan)
+    same = b.op("or", b.cmp("fcmp", "oeq", xr, yr), b.op("and", b.cmp("fcmp", "uno", xr, xr), yrenan))
+    tie = b.op("or", b.cmp("fcmp", "olt", xi, yi), late_nan)
+    r = b.select(same, tie, yrenan)
+    r = b.select(b.cmp("fcmp", "ogt", xr, yr), late_nan, r)
+    return b.select(b.cmp("fcmp", "olt", xr, yr), below, r).ref
+
+
 def _less(b, x: Value, y: Value) -> str:
     """x < y in the sort order (i1 ref)."""
+    if x.dtype.kind == "c":
+        return _complex_less(b, x, y)
     if x.dtype.kind == "f":
         lt = b.emit(f"fcmp olt {x.ty} {x.ref}, {y.ref}")
         xnum = b.emit(f"fcmp ord {x.ty} {x.ref}, 0.0")
@@ -46,7 +69,7 @@ def _lex_less(b, xs, ys) -> str:
     return result
 
 
-@lower_materialized(sort_p)
+@lower_materialized(sort_p, complex_ok=True)
 def _sort_lower(ctx, *ops, dimension, num_keys=1):
     outs = list(ctx.outs)
     shape = ops[0].shape
