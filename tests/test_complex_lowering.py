@@ -283,3 +283,19 @@ def test_vmap_of_complex_sort_under_jit():
     for k in range(4):
         np.testing.assert_array_equal(np.asarray(got[0])[k], np.sort(zz[k]))
         np.testing.assert_array_equal(np.asarray(got[1])[k], np.argsort(-zz[k], kind="stable"))
+
+
+# --- host callbacks with complex operands ----------------------------------------------------
+def test_callbacks_with_complex_operands_compile(capsys):
+    def f(z):
+        fg.debug.print("z={z}", z=z)
+        w = fg.pure_callback(lambda a: np.conj(a) * 2, fg.ShapeDtypeStruct(z.shape, z.dtype), z * 1j)
+        return w + z
+
+    for dtype in (np.complex64, np.complex128):
+        z = np.array([1 + 2j, 3 - 1j], dtype)
+        got = compiled(f, z)[0]
+        want = np.conj(z * 1j) * 2 + z
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        assert capsys.readouterr().out == f"z={z}\n"

@@ -94,7 +94,7 @@ def register(host, in_avals, out_avals) -> np.ndarray:
     return record
 
 
-@lower_materialized(callback_p)
+@lower_materialized(callback_p, complex_ok=True)  # (buffers pass by pointer: any dtype)
 def _callback_lower(ctx, *ops, callback, out_avals, effect, ordered, vmap_method):
     b = ctx.b
     in_ptrs = []
