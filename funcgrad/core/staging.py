@@ -135,16 +135,16 @@ class JaxprTrace(Trace):
             avals.append(a.aval)
             invars.append(a._var)
         builder = main.payload
-        outs = [JaxprTracer(self, aval) for aval in abstract_eval_tuple(primitive, avals, params)]
-        builder.eqns.append(_new_eqn(Eqn, (
-            primitive,
-            invars,
-            [t._var for t in outs],
-            params,
-            # (skip=2: this frame and bind's, both funcgrad's)
-            user_frame(True, 2) if builder.record_source else None,
-        )))
-        return outs if primitive.multiple_results else outs[0]
+        out_avals = abstract_eval_tuple(primitive, avals, params)
+        # (skip=2: this frame and bind's, both funcgrad's)
+        src = user_frame(True, 2) if builder.record_source else None
+        if primitive.multiple_results:
+            outs = [JaxprTracer(self, aval) for aval in out_avals]
+            builder.eqns.append(_new_eqn(Eqn, (primitive, invars, [t._var for t in outs], params, src)))
+            return outs
+        out = JaxprTracer(self, out_avals[0])
+        builder.eqns.append(_new_eqn(Eqn, (primitive, invars, [out._var], params, src)))
+        return out
 
 
 _new_eqn = tuple.__new__  # Eqn(...) without NamedTuple's Python-level __new__
