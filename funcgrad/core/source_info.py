@@ -40,6 +40,9 @@ _LINES_MAX = 8192
 # them with one lookup instead of two string tests per frame (an op from funcgrad.numpy
 # passes about five of them). The value keeps the code alive, so its id is not reused.
 _internal: dict = {}
+# While a staged equation is bound again (``transforms/ad_prune.py`` linearizes a staged
+# primal program), the line it was staged from: what the stack walk found the first time.
+staged_from: SourceLine | None = None
 
 
 def user_frame(skip_internal: bool = True, skip: int = 0) -> SourceLine | None:
@@ -48,6 +51,8 @@ def user_frame(skip_internal: bool = True, skip: int = 0) -> SourceLine | None:
     ``skip``: how many frames above the caller's are known to be funcgrad's (staging
     passes its own and ``bind``'s): the walk starts above them. Staging asks once per
     equation: the walk reads only each frame's code object and file name."""
+    if staged_from is not None:
+        return staged_from
     f = sys._getframe(1 + skip)
     pkg = _PKG_DIR
     internal = _internal if skip_internal else {}

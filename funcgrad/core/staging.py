@@ -196,6 +196,17 @@ def abstractify(x, what: str = "argument") -> ShapedArray:
         raise TypeError(f"{what}: {e}") from None
 
 
+# make_jaxpr calls in progress: while one is, every equation traced is kept, including
+# dead primal work under ``grad`` (its output shows what the function did; see
+# ``transforms/ad_prune.py`` for the staging traces that drop it).
+_showing = [0]
+
+
+def prune_allowed() -> bool:
+    """False while ``make_jaxpr`` traces (it shows every equation traced)."""
+    return not _showing[0]
+
+
 def make_jaxpr(fun, static_argnums=()):
     """Return a function that traces ``fun`` and returns its ``ClosedJaxpr``.
 
@@ -224,7 +235,11 @@ def make_jaxpr(fun, static_argnums=()):
         leaves, in_tree = pytree.tree_flatten(tuple(dyn_args))
         in_avals = [abstractify(x, f"make_jaxpr argument leaf {i}") for i, x in enumerate(leaves)]
         flat, out_tree_cell = flatten_fun(call, in_tree)
-        jaxpr, consts = trace_to_jaxpr(flat, in_avals)
+        _showing[0] += 1
+        try:
+            jaxpr, consts = trace_to_jaxpr(flat, in_avals)
+        finally:
+            _showing[0] -= 1
         return ClosedJaxpr(jaxpr, consts, out_tree=out_tree_cell[0], in_tree=in_tree)
 
     make.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
