@@ -80,8 +80,15 @@ class JaxprBuilder:
         eqns = self.eqns
         if literals:  # (a new Eqn only where a literal goes in: the others are shared as they are)
             get = literals.get
-            eqns = [e._replace(inputs=[get(id(v), v) for v in e.inputs])
-                    if any([id(v) in literals for v in e.inputs]) else e for e in eqns]
+            eqns = []
+            for e in self.eqns:  # (a plain loop: no comprehension call per equation)
+                ins = e.inputs
+                for v in ins:
+                    if id(v) in literals:
+                        e = _new_eqn(Eqn, (e.primitive, [get(id(a), a) for a in ins], e.outputs, e.params,
+                                           e.source_info))
+                        break
+                eqns.append(e)
         return Jaxpr(constvars, invars, eqns, outvars), consts
 
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from funcgrad.core import source_info
 from funcgrad.core.interpret import walk_jaxpr
+from funcgrad.core.ir import Jaxpr, Var
+from funcgrad.core.prims.effects import eqn_has_effects
 from funcgrad.core.staging import JaxprTracer, prune_allowed, trace_to_jaxpr
 from funcgrad.core.trace import bind, dynamic_payload
-from funcgrad.transforms.jaxpr_ad import dce_jaxpr
 
 # Off switch (tests compare both routes; also a way out if a program ever differs).
 ENABLED = [True]
@@ -44,7 +45,7 @@ def staged_primal(f_flat, in_avals):
     """``f_flat`` staged at ``in_avals`` with its dead equations dropped, as a flat function
     that binds the live ones again (under whatever transform calls it)."""
     jaxpr, consts = trace_to_jaxpr(f_flat, list(in_avals))
-    live, _ = dce_jaxpr(jaxpr)
+    live = _live_part(jaxpr)
 
     def run(*args):
         saved = source_info.staged_from
@@ -55,6 +56,24 @@ def staged_primal(f_flat, in_avals):
 
     run.__name__ = getattr(f_flat, "__name__", "primal")
     return run
+
+
+def _live_part(jaxpr: Jaxpr) -> Jaxpr:
+    """``jaxpr`` without the equations no output needs (``jaxpr_ad.dce_jaxpr``'s rule:
+    equations without outputs and effectful ones stay), one test per single-output
+    equation: most of a dead-heavy program's equations are tested and dropped here."""
+    live = {id(v) for v in jaxpr.outvars if type(v) is Var}
+    kept = []
+    for e in reversed(jaxpr.eqns):
+        outs = e.outputs
+        if (id(outs[0]) in live if len(outs) == 1 else not outs or any([id(o) in live for o in outs])) \
+                or eqn_has_effects(e):
+            kept.append(e)
+            for a in e.inputs:
+                if type(a) is Var:
+                    live.add(id(a))
+    kept.reverse()
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, kept, jaxpr.outvars)
 
 
 def _bind_with_line(eqn, invals):
