@@ -36,6 +36,13 @@ class SourceLine:
 # so the id cannot be reused while the entry exists. Bounded: cleared when full.
 _lines: dict = {}
 _LINES_MAX = 8192
+# id(code object) -> the code, for funcgrad's own (and frozen) code objects: the walk skips
+# them with one lookup instead of two string tests per frame (an op from funcgrad.numpy
+# passes about five of them). The value keeps the code alive, so its id is not reused.
+_internal: dict = {}
+# While a staged equation is bound again (``transforms/ad_prune.py`` linearizes a staged
+# primal program), the line it was staged from: what the stack walk found the first time.
+staged_from: SourceLine | None = None
 
 
 def user_frame(skip_internal: bool = True, skip: int = 0) -> SourceLine | None:
@@ -44,15 +51,26 @@ def user_frame(skip_internal: bool = True, skip: int = 0) -> SourceLine | None:
     ``skip``: how many frames above the caller's are known to be funcgrad's (staging
     passes its own and ``bind``'s): the walk starts above them. Staging asks once per
     equation: the walk reads only each frame's code object and file name."""
+    if staged_from is not None:
+        return staged_from
     f = sys._getframe(1 + skip)
     pkg = _PKG_DIR
+    internal = _internal if skip_internal else {}
     while f is not None:
         code = f.f_code
-        fname = code.co_filename
-        if (skip_internal and fname.startswith(pkg)) or fname.startswith("<frozen"):
+        cid = id(code)
+        if cid in internal:
             f = f.f_back
             continue
-        key = (id(code), f.f_lasti)
+        fname = code.co_filename
+        if (skip_internal and fname.startswith(pkg)) or fname.startswith("<frozen"):
+            if skip_internal:
+                if len(_internal) >= _LINES_MAX:
+                    _internal.clear()
+                _internal[cid] = code
+            f = f.f_back
+            continue
+        key = (cid, f.f_lasti)
         found = _lines.get(key)
         if found is None:
             if len(_lines) >= _LINES_MAX:

@@ -80,8 +80,15 @@ class JaxprBuilder:
         eqns = self.eqns
         if literals:  # (a new Eqn only where a literal goes in: the others are shared as they are)
             get = literals.get
-            eqns = [e._replace(inputs=[get(id(v), v) for v in e.inputs])
-                    if any([id(v) in literals for v in e.inputs]) else e for e in eqns]
+            eqns = []
+            for e in self.eqns:  # (a plain loop: no comprehension call per equation)
+                ins = e.inputs
+                for v in ins:
+                    if id(v) in literals:
+                        e = _new_eqn(Eqn, (e.primitive, [get(id(a), a) for a in ins], e.outputs, e.params,
+                                           e.source_info))
+                        break
+                eqns.append(e)
         return Jaxpr(constvars, invars, eqns, outvars), consts
 
 
@@ -135,16 +142,16 @@ class JaxprTrace(Trace):
             avals.append(a.aval)
             invars.append(a._var)
         builder = main.payload
-        outs = [JaxprTracer(self, aval) for aval in abstract_eval_tuple(primitive, avals, params)]
-        builder.eqns.append(_new_eqn(Eqn, (
-            primitive,
-            invars,
-            [t._var for t in outs],
-            params,
-            # (skip=2: this frame and bind's, both funcgrad's)
-            user_frame(True, 2) if builder.record_source else None,
-        )))
-        return outs if primitive.multiple_results else outs[0]
+        out_avals = abstract_eval_tuple(primitive, avals, params)
+        # (skip=2: this frame and bind's, both funcgrad's)
+        src = user_frame(True, 2) if builder.record_source else None
+        if primitive.multiple_results:
+            outs = [JaxprTracer(self, aval) for aval in out_avals]
+            builder.eqns.append(_new_eqn(Eqn, (primitive, invars, [t._var for t in outs], params, src)))
+            return outs
+        out = JaxprTracer(self, out_avals[0])
+        builder.eqns.append(_new_eqn(Eqn, (primitive, invars, [out._var], params, src)))
+        return out
 
 
 _new_eqn = tuple.__new__  # Eqn(...) without NamedTuple's Python-level __new__
@@ -196,6 +203,17 @@ def abstractify(x, what: str = "argument") -> ShapedArray:
         raise TypeError(f"{what}: {e}") from None
 
 
+# make_jaxpr calls in progress: while one is, every equation traced is kept, including
+# dead primal work under ``grad`` (its output shows what the function did; see
+# ``transforms/ad_prune.py`` for the staging traces that drop it).
+_showing = [0]
+
+
+def prune_allowed() -> bool:
+    """False while ``make_jaxpr`` traces (it shows every equation traced)."""
+    return not _showing[0]
+
+
 def make_jaxpr(fun, static_argnums=()):
     """Return a function that traces ``fun`` and returns its ``ClosedJaxpr``.
 
@@ -224,7 +242,11 @@ def make_jaxpr(fun, static_argnums=()):
         leaves, in_tree = pytree.tree_flatten(tuple(dyn_args))
         in_avals = [abstractify(x, f"make_jaxpr argument leaf {i}") for i, x in enumerate(leaves)]
         flat, out_tree_cell = flatten_fun(call, in_tree)
-        jaxpr, consts = trace_to_jaxpr(flat, in_avals)
+        _showing[0] += 1
+        try:
+            jaxpr, consts = trace_to_jaxpr(flat, in_avals)
+        finally:
+            _showing[0] -= 1
         return ClosedJaxpr(jaxpr, consts, out_tree=out_tree_cell[0], in_tree=in_tree)
 
     make.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"

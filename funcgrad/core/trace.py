@@ -483,18 +483,14 @@ def abstract_eval(prim: Primitive, avals, params):
 
 def abstract_eval_tuple(prim: Primitive, avals, params) -> tuple:
     """``abstract_eval`` returning the cached tuple itself (no copy), for hot paths."""
-    id_key = [prim]
-    for a in avals:
-        id_key.append(id(a))
-    if params:
-        id_key.extend(params.items())
-    try:
-        if prim.jaxpr_params:  # (never cache sub-programs: they would outlive their owner)
-            raise TypeError
-        id_key = tuple(id_key)
-        hit = _abstract_by_id.get(id_key)
-    except TypeError:  # an unhashable param: no caching
+    if prim.jaxpr_params:  # (never cache sub-programs: they would outlive their owner)
         id_key = hit = None
+    else:
+        try:
+            id_key = (prim, *map(id, avals), *params.items()) if params else (prim, *map(id, avals))
+            hit = _abstract_by_id.get(id_key)
+        except TypeError:  # an unhashable param: no caching
+            id_key = hit = None
     if hit is not None:
         return hit[1]
     avals = tuple(avals)

@@ -13,7 +13,7 @@ from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
 from funcgrad.core.array import Array
 from funcgrad.core.avals import ShapedArray, get_aval, is_python_scalar
-from funcgrad.core.trace import Tracer, is_eager
+from funcgrad.core.trace import Tracer, dynamic_payload, is_eager
 
 AxisError = np.exceptions.AxisError
 
@@ -246,13 +246,15 @@ def _uniform(args):
     same = True
     for x in args:
         t = type(x)
-        if t is np.ndarray or t is Array or isinstance(x, np.generic):
+        if t is np.ndarray or t is Array:
             dt, sh = x.dtype, x.shape
-        elif isinstance(x, Tracer):
+        elif isinstance(x, Tracer):  # (before np.generic: tracing asks about tracers most)
             a = x.aval
             if a.weak_type:
                 return None, False
             dt, sh = a.dtype, a.shape
+        elif isinstance(x, np.generic):
+            dt, sh = x.dtype, x.shape
         else:
             return None, False
         if dtype is None:
@@ -314,11 +316,66 @@ def promote_shapes(fname: str, *args):
     return _broadcast_all(fname, list(args), [aval_of(a).shape for a in args])
 
 
+# --- a traced value and a Python scalar (``y * 0.5``, ``1.0 - y``) ------------------------
+# The commonest mixed call while tracing: the general path builds both signatures, promotes,
+# converts and broadcasts on every call. The decision depends only on the tracer's aval and
+# the scalar's type, so it is made once per (rule, aval, type, position): the tracer's cast
+# (if any), the shape the scalar's constant is broadcast to. Keyed by the aval's id (avals
+# hash in Python); the plan holds the aval, so the id is not reused while the entry lives.
+_NUMERIC, _INEXACT, _FLOAT_LOOP = 0, 1, 2
+_scalar_plans: dict = {}
+
+
+def _rule_dtype(rule: int, sigs) -> np.dtype:
+    dtype = _promoted_dtype(sigs)
+    if rule == _INEXACT and dtype.kind not in "fc":
+        return dtypes.default_float
+    if rule == _FLOAT_LOOP:
+        return dtypes.float_loop_dtype(dtype)
+    return dtype
+
+
+def _traced_and_scalar(rule: int, a, b):
+    """``[a, b]`` promoted and broadcast when one is a tracer and the other a Python
+    scalar (exactly what the general path gives), else None."""
+    tb = type(b)
+    if tb in _PY_SCALAR_SIG and isinstance(a, Tracer):
+        t, s, pos = a, b, 1
+    elif type(a) in _PY_SCALAR_SIG and isinstance(b, Tracer):
+        t, s, pos = b, a, 0
+    else:
+        return None
+    aval = t.aval
+    key = (rule, id(aval), type(s), pos)
+    plan = _scalar_plans.get(key)
+    if plan is None or plan[0] is not aval:
+        sig = (aval.dtype, aval.weak_type, aval.shape)
+        py = _PY_SCALAR_SIG[type(s)]
+        dtype = _rule_dtype(rule, [sig, (py[0], py[1], ())] if pos else [(py[0], py[1], ()), sig])
+        if len(_scalar_plans) > 4096:
+            _scalar_plans.clear()
+        plan = _scalar_plans[key] = (aval, dtype, aval.dtype != dtype, aval.shape)
+    _, dtype, cast, shape = plan
+    if cast:
+        t = lax.convert_element_type(t, dtype)
+    c = _scalar_constant(s, dtype)
+    if shape:  # (a 0-d constant's dimensions map to none of the result's)
+        # staging memoises a constant's broadcast (lax_api.broadcast_in_dim): look there first
+        memo = getattr(dynamic_payload(), "const_broadcasts", None)
+        hit = memo.get((id(c), shape, ())) if memo is not None else None
+        c = hit[1] if hit is not None and hit[0] is c else lax.broadcast_in_dim(c, shape, ())
+    return [t, c] if pos else [c, t]
+
+
 def promote_args(fname: str, *args):
     """Check, promote dtypes and broadcast shapes: ready for a strict primitive."""
     dtype, same_shape = _uniform(args)
     if dtype is not None:  # nothing to promote
         return args if same_shape else _broadcast_all(fname, args, [x.shape for x in args])
+    if len(args) == 2:
+        out = _traced_and_scalar(_NUMERIC, *args)
+        if out is not None:
+            return out
     args, sigs = _prepare(fname, args)
     dtype = _promoted_dtype(sigs) if len(args) > 1 else sigs[0][0]
     return _broadcast_all(fname, _convert_all(args, sigs, dtype), [s[2] for s in sigs])
@@ -328,6 +385,10 @@ def promote_args_inexact(fname: str, *args):
     dtype, same_shape = _uniform(args)
     if dtype is not None and dtype.kind in "fc":  # nothing to promote
         return args if same_shape else _broadcast_all(fname, args, [x.shape for x in args])
+    if len(args) == 2:
+        out = _traced_and_scalar(_INEXACT, *args)
+        if out is not None:
+            return out
     args, sigs = _prepare(fname, args)
     dtype = _promoted_dtype(sigs)
     if dtype.kind not in "fc":
@@ -341,6 +402,10 @@ def promote_args_float_loop(fname: str, *args):
     dtype, same_shape = _uniform(args)
     if dtype is not None and dtype.kind in "fc":  # nothing to promote
         return args if same_shape else _broadcast_all(fname, args, [x.shape for x in args])
+    if len(args) == 2:
+        out = _traced_and_scalar(_FLOAT_LOOP, *args)
+        if out is not None:
+            return out
     args, sigs = _prepare(fname, args)
     dtype = dtypes.float_loop_dtype(_promoted_dtype(sigs))
     return _broadcast_all(fname, _convert_all(args, sigs, dtype), [s[2] for s in sigs])

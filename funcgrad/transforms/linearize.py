@@ -23,7 +23,7 @@ from __future__ import annotations
 from funcgrad.core.ad_util import UndefinedPrimal, Zero, instantiate, is_differentiable, tangent_aval
 from funcgrad.core.ir import Jaxpr
 from funcgrad.core.primitive import transpose_rules
-from funcgrad.core.staging import JaxprBuilder, JaxprTrace
+from funcgrad.core.staging import JaxprBuilder, JaxprTrace, JaxprTracer
 from funcgrad.core.trace import (
     Trace,
     Tracer,
@@ -147,6 +147,11 @@ def vjp_flat(f_flat, primals, in_avals=None, report_nonzero=False):
     that is not symbolically zero)."""
     if in_avals is None:
         in_avals = [get_aval_any(p) for p in primals]
+    if type(primals[0] if primals else None) is JaxprTracer:  # (cheap test first: the eager path)
+        from funcgrad.transforms.ad_prune import staged_primal, wants_staged_primal
+
+        if wants_staged_primal(primals):  # under jit: linearize only the live primal work
+            f_flat = staged_primal(f_flat, in_avals)
     records: list = []
     main = push_main(LinearTape, records)
     try:
