@@ -37,6 +37,8 @@ import ctypes
 
 import numpy as np
 
+from funcgrad.core.trace import STAGING as _STAGING
+
 QUIET = 1  # flags bit 0: NumPy's floating-point errors ignored around the call
 SEQ = 2  # flags bit 1: one operand, a list/tuple of ndarrays (each checked), passed as it is
 
@@ -54,9 +56,10 @@ class EagerFunction:
         self._cfg = cfg  # [fallback, flags, plan]
 
     def __call__(self, *args, **kwargs):  # until ``enable`` installs the native entry
-        _count[0] += 1
-        if _count[0] == ENABLE_AFTER:
-            enable()
+        if not _STAGING[0]:  # (eager calls only: under a trace the entry never runs, and a
+            _count[0] += 1   # jit's first call should not pay for building it)
+            if _count[0] == ENABLE_AFTER:
+                enable()
         return self._cfg[0](*args, **kwargs)
 
     def __reduce__(self):  # pickled by reference, as the function it stands for
