@@ -145,3 +145,17 @@ def test_transpose_reordering_free_dims_is_kept():
     f = lambda a, b: lax.dot_general(lax.transpose(a, (1, 0, 2)), b, (((2,), (0,)), ((), ())))  # noqa: E731
     assert "transpose" in _prims(f, a, b)
     assert_same(fg.jit(f)(a, b), a.transpose(1, 0, 2) @ b, rtol=1e-13)
+
+
+@pytest.mark.skipif(not BLAS, reason="no BLAS: products run generated kernels")
+def test_gemm_operand_buffer_is_written_on_the_calling_thread():
+    # (as the gemm's own packing was: a cheap map of 32768 elements is not worth the pool)
+    a, b, x = RNG.normal(size=(128, 256)), RNG.normal(size=(128, 256)), RNG.normal(size=(128, 8))
+
+    def f(a, b, x):
+        g = a * (1.0 - b * b)
+        return fnp.sum(g, axis=0), x.T @ g
+
+    assert "fg_par_run" not in fg.jit(f).lower(a, b, x).as_text()
+    g = a * (1.0 - b * b)
+    assert_same(fg.jit(f)(a, b, x), (g.sum(0), x.T @ g), rtol=1e-12)

@@ -184,6 +184,9 @@ class Plan:
         self.materialized: set[int] = set()
         self.roots: dict[int, set] = {}
         self.offsets: dict[int, int] = {}  # workspace offset of each intermediate buffer
+        # values given a buffer only as a gemm operand: written on the calling thread, as
+        # the gemm's own packing was (a cheap 10^4-element map is not worth the pool)
+        self.gemm_packed: set[int] = set()
         self.workspace_bytes = 0
 
 
@@ -262,7 +265,10 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
             # more elements than it has (exp of a row inside a matrix loop), is computed
             # once into a buffer instead.
             many = len(rs) > 1 or (t > 2 * _size(v.aval) > 2)
-            if (many and e.primitive not in CHEAP_PRIMS) or _packed_for_gemm(e, v, consumers[vid], eqns):
+            shared = many and e.primitive not in CHEAP_PRIMS
+            if not shared and _packed_for_gemm(e, v, consumers[vid], eqns):
+                p.gemm_packed.add(vid)
+            if shared or vid in p.gemm_packed:
                 p.materialized.add(vid)
                 rs = {vid}
                 trips[vid] = _size(v.aval)
@@ -422,7 +428,7 @@ def emit_jaxpr(ctx, jaxpr: Jaxpr, consts, in_ops, out_dests, p: Plan | None = No
                 opnd = rule(ctx, *ops, **e.params)
                 if id(v) in p.materialized:
                     dest = buffer_for(v)
-                    ctx.write(dest, opnd, flat=flat_ok(v, top=True), parallel=True)
+                    ctx.write(dest, opnd, flat=flat_ok(v, top=True), parallel=id(v) not in p.gemm_packed)
                     ctx.work += int(np.prod(v.aval.shape, dtype=np.int64))
                     opnd = dest
                 env[id(v)] = opnd
