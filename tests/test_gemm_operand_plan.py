@@ -159,3 +159,10 @@ def test_gemm_operand_buffer_is_written_on_the_calling_thread():
     assert "fg_par_run" not in fg.jit(f).lower(a, b, x).as_text()
     g = a * (1.0 - b * b)
     assert_same(fg.jit(f)(a, b, x), (g.sum(0), x.T @ g), rtol=1e-12)
+
+
+def test_identity_constant_rule_still_applies_to_a_transposed_operand():
+    eye, y = np.eye(5), RNG.normal(size=(5, 3))
+    f = lambda y: lax.dot_general(y.T, eye, (((1,), (0,)), ((), ())))  # noqa: E731  (y.T @ I)
+    assert "dot_general" not in _prims(f, y)
+    assert_same(fg.jit(f)(y), y.T @ eye, rtol=0)

@@ -153,9 +153,10 @@ class _Rewriter:
 
     def dot_general(self, e, x, y):
         (lc, rc), (lb, rb) = e.params["dimension_numbers"]
-        folded = self._fold_transposes(x, y, lc, rc, lb, rb)
-        if folded is not None:
-            return folded
+        if not (self.is_identity(x) or self.is_identity(y)):  # (the identity rule below first)
+            folded = self._fold_transposes(x, y, lc, rc, lb, rb)
+            if folded is not None:
+                return folded
         if lb or len(lc) != 1:
             return None
         if self.is_identity(y):  # out = [x free dims, I's other dim] = x with its lc moved last
