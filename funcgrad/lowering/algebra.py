@@ -11,6 +11,9 @@ staged jaxpr, what ``make_jaxpr`` prints, is left as the transforms made it):
   ``dot_general(y, x)``, which BLAS writes in place (no transpose pass);
 - ``reshape`` dropping unit free dims of a ``dot_general`` result -> the product of
   the operands without those dims (so the transpose above still folds);
+- ``dot_general(transpose(a), b)`` (either operand) -> ``dot_general(a, b)`` with its
+  dims renamed, when the free dims keep their order (``x.T @ g``: BLAS's transpose
+  flag, no transposed copy);
 - ``transpose(transpose(x))`` -> one transpose (none if the permutations cancel);
 - ``x + 0``, ``x - 0``, ``x * 1`` -> ``x``; ``x * 0`` -> ``0`` (zeros being a literal or a
   broadcast of one, as linearization makes them; like JAX's symbolic zeros this takes
@@ -150,6 +153,10 @@ class _Rewriter:
 
     def dot_general(self, e, x, y):
         (lc, rc), (lb, rb) = e.params["dimension_numbers"]
+        if not (self.is_identity(x) or self.is_identity(y)):  # (the identity rule below first)
+            folded = self._fold_transposes(x, y, lc, rc, lb, rb)
+            if folded is not None:
+                return folded
         if lb or len(lc) != 1:
             return None
         if self.is_identity(y):  # out = [x free dims, I's other dim] = x with its lc moved last
@@ -159,6 +166,26 @@ class _Rewriter:
             rf = [i for i in range(len(y.aval.shape)) if i not in rc]
             return self._perm(y, list(rc) + rf)
         return None
+
+    def _fold_transposes(self, x, y, lc, rc, lb, rb):
+        """``dot_general(transpose(a), ...)`` -> ``dot_general(a, ...)`` with the
+        contraction and batch dims renamed (the transpose becomes the BLAS flag or a
+        layout the product reads in place) when the free dims keep their order, so the
+        result's dims are the same; the transpose stays only if something else reads it."""
+        ops, dims, changed = [], [], False
+        for a, c, bt in ((x, lc, lb), (y, rc, rb)):
+            t = self.made_by(a, transpose_p)
+            if t is not None:
+                perm = t.params["permutation"]
+                free = [perm[d] for d in range(len(perm)) if d not in c and d not in bt]
+                if free == sorted(free):
+                    a, c, bt, changed = t.inputs[0], tuple(perm[d] for d in c), tuple(perm[d] for d in bt), True
+            ops.append(a)
+            dims.append((c, bt))
+        if not changed:
+            return None
+        (lc2, lb2), (rc2, rb2) = dims
+        return self.emit(dot_general_p, ops, dimension_numbers=((lc2, rc2), (lb2, rb2)))
 
     def add(self, e, x, y):
         if self.scalar_value(y) == 0:

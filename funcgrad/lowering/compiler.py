@@ -18,7 +18,9 @@ import numpy as np
 
 from funcgrad.core.ir import Jaxpr, JaxprPrinter, Literal, Var
 from funcgrad.core.primitive import lower_rules
+from funcgrad.core.prims.dot import dot_general_p
 from funcgrad.core.prims.effects import eqn_has_effects
+from funcgrad.core.prims.structural import broadcast_in_dim_p, transpose_p
 from funcgrad.errors import LoweringError
 from funcgrad.lowering import algebra
 from funcgrad.lowering.builder import SUPPORTED_DTYPES, FunctionBuilder, ModuleBuilder
@@ -31,6 +33,7 @@ from funcgrad.lowering.context import (
     ConstOperand,
     LoweringContext,
 )
+from funcgrad.lowering.dot import gemm_reads_in_place
 from funcgrad.tapes import TapeAval
 
 ALIGN = 64
@@ -181,6 +184,9 @@ class Plan:
         self.materialized: set[int] = set()
         self.roots: dict[int, set] = {}
         self.offsets: dict[int, int] = {}  # workspace offset of each intermediate buffer
+        # values given a buffer only as a gemm operand: written on the calling thread, as
+        # the gemm's own packing was (a cheap 10^4-element map is not worth the pool)
+        self.gemm_packed: set[int] = set()
         self.workspace_bytes = 0
 
 
@@ -193,6 +199,24 @@ def _size(aval) -> int:
 
 def _nbytes(aval) -> int:
     return int(np.prod(aval.shape, dtype=np.int64)) * np.dtype(aval.dtype).itemsize
+
+
+def _packed_for_gemm(e, v, readers, eqns) -> bool:
+    """Is ``v`` (a fused value made by ``e``) an operand a gemm call would pack into
+    scratch memory where it lies (``dot.gemm_reads_in_place``)? Then it gets a buffer:
+    one pass computes it, and the gemm and any other reader share it. (An identity
+    broadcast or transpose is its operand itself, already in memory: left fused.)"""
+    prim, ndim = e.primitive, len(v.aval.shape)
+    if (prim is broadcast_in_dim_p and tuple(e.inputs[0].aval.shape) == tuple(v.aval.shape)) or \
+            (prim is transpose_p and tuple(e.params["permutation"]) == tuple(range(ndim))):
+        return False
+    for c in readers:
+        r = eqns[c]
+        if r.primitive is dot_general_p:
+            for pos, a in enumerate(r.inputs):
+                if a is v and gemm_reads_in_place(r, pos):
+                    return True
+    return False
 
 
 def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
@@ -241,7 +265,10 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
             # more elements than it has (exp of a row inside a matrix loop), is computed
             # once into a buffer instead.
             many = len(rs) > 1 or (t > 2 * _size(v.aval) > 2)
-            if many and e.primitive not in CHEAP_PRIMS:
+            shared = many and e.primitive not in CHEAP_PRIMS
+            if not shared and _packed_for_gemm(e, v, consumers[vid], eqns):
+                p.gemm_packed.add(vid)
+            if shared or vid in p.gemm_packed:
                 p.materialized.add(vid)
                 rs = {vid}
                 trips[vid] = _size(v.aval)
@@ -401,7 +428,7 @@ def emit_jaxpr(ctx, jaxpr: Jaxpr, consts, in_ops, out_dests, p: Plan | None = No
                 opnd = rule(ctx, *ops, **e.params)
                 if id(v) in p.materialized:
                     dest = buffer_for(v)
-                    ctx.write(dest, opnd, flat=flat_ok(v, top=True), parallel=True)
+                    ctx.write(dest, opnd, flat=flat_ok(v, top=True), parallel=id(v) not in p.gemm_packed)
                     ctx.work += int(np.prod(v.aval.shape, dtype=np.int64))
                     opnd = dest
                 env[id(v)] = opnd

@@ -293,6 +293,38 @@ def gemm_scalars(ctx, dtype):
     return f"fg_blas_{tag}gemm", "ptr", f"@fg_gemm_{tag}one", f"@fg_gemm_{tag}zero"
 
 
+def _gemm_blas(x, y, lc, rc, lb, rb):
+    """The BLAS binding a product of ``x`` and ``y`` (avals or operands) is lowered to,
+    or None when it runs a generated kernel (or is empty)."""
+    lf, rf = _free(len(x.shape), lc, lb), _free(len(y.shape), rc, rb)
+    nbatch = _prod(x.shape[d] for d in lb)
+    m, k, n = _prod(x.shape[d] for d in lf), _prod(x.shape[d] for d in lc), _prod(y.shape[d] for d in rf)
+    if nbatch * m * n == 0 or k == 0:
+        return None
+    blas = find_blas() if USE_BLAS and np.dtype(x.dtype).kind in "fc" else None
+    if blas is not None and np.dtype(x.dtype).kind == "c" and not blas.get("complex"):
+        return None
+    small = m * n * k <= SMALL_FLOPS or (m * n * k <= DOT_KERNEL_FLOPS and _dot_kernel_fits(x, y, lc, rc, n))
+    return None if small else blas
+
+
+def gemm_reads_in_place(eqn, pos: int) -> bool:
+    """Would input ``pos`` of the dot_general ``eqn``, were it in memory, be read by the
+    gemm call where it lies (rows-by-cols, or transposed through the BLAS flag)? Then a
+    fused operand there is packed into scratch memory anyway, so the planner
+    (``compiler.plan``) gives it a buffer of its own instead: its other readers (a bias
+    gradient's sum, a second product) then read that buffer rather than recompute it."""
+    x, y = (a.aval for a in eqn.inputs)
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lc, rc, lb, rb = tuple(lc), tuple(rc), tuple(lb), tuple(rb)
+    if _gemm_blas(x, y, lc, rc, lb, rb) is None:
+        return False
+    a, batch, contract = (x, lb, lc) if pos == 0 else (y, rb, rc)
+    free = list(_free(len(a.shape), contract, batch))
+    order = list(range(len(a.shape)))
+    return list(batch) + free + list(contract) == order or list(batch) + list(contract) + free == order
+
+
 @lower_materialized(dt.dot_general_p, complex_ok=True)
 def _dot_general_lower(ctx, x, y, *, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
@@ -303,11 +335,8 @@ def _dot_general_lower(ctx, x, y, *, dimension_numbers):
     m, k, n = _prod(x.shape[d] for d in lf), _prod(x.shape[d] for d in lc), _prod(y.shape[d] for d in rf)
     if nbatch * m * n == 0:
         return
-    blas = find_blas() if USE_BLAS and x.dtype.kind in "fc" else None
-    if blas is not None and x.dtype.kind == "c" and not blas.get("complex"):
-        blas = None
-    small = m * n * k <= SMALL_FLOPS or (m * n * k <= DOT_KERNEL_FLOPS and _dot_kernel_fits(x, y, lc, rc, n))
-    if blas is None or k == 0 or small:
+    blas = _gemm_blas(x, y, lc, rc, lb, rb)
+    if blas is None:
         small_product(ctx, out, x, y, lc, rc, lb, rb, m, n)
         return
     ctx.work += 2 * nbatch * m * n * k
