@@ -45,6 +45,10 @@ def asarray(x, dtype=None, fname: str = "asarray"):
     if dtype is not None:
         dtype = dtypes.canonicalize(dtype, what=f"{fname} dtype")
     if isinstance(x, Tracer):
+        if dtype is not None and x.aval.dtype.kind == "c" and dtype.kind == "b":
+            # NumPy's complex -> bool is "nonzero"; lax's cast keeps only the real part
+            # (JAX's jnp.astype special-cases it the same way). No ComplexWarning, as NumPy.
+            return lax.ne(x, full(x.aval.shape, 0, x.aval.dtype))
         if dtype is not None and x.aval.dtype.kind == "c" and dtype.kind != "c":
             warn_complex_discard(2)
         return x if dtype is None else lax.convert_element_type(x, dtype)

@@ -1,0 +1,48 @@
+"""Adversarial review of complex numbers, the FFT and complex linear algebra (issue #16).
+
+Each test guards a contract (JAX's derivative conventions, jit == eager in values and
+dtypes, vmap == loop, typed errors) or is the regression test of a bug this review found
+(named in its docstring).
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+import funcgrad.scipy.signal  # noqa: F401  (fg.scipy.signal)
+
+
+def _same(got, want, tol=1e-9):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True)
+
+
+def _fd_grad(f, z, eps=1e-6):
+    """JAX's grad of a real f at complex z by central differences: df/dx - i df/dy."""
+    z = np.asarray(z, np.complex128)
+    g = np.zeros_like(z)
+    for i in range(z.size):
+        e = np.zeros_like(z)
+        e.flat[i] = eps
+        dx = (float(f(z + e)) - float(f(z - e))) / (2 * eps)
+        dy = (float(f(z + 1j * e)) - float(f(z - 1j * e))) / (2 * eps)
+        g.flat[i] = dx - 1j * dy
+    return g
+
+
+# --- bug: complex -> bool cast under tracing kept only the real part ----------------------
+def test_astype_bool_of_complex_is_nonzero_traced_as_eager():
+    """Bug: ``x.astype(bool)`` of complex was NumPy's "nonzero" eagerly but "real part
+    nonzero" under jit/vmap (lax's cast), so -3j became False; it also warned
+    ComplexWarning, which NumPy does not."""
+    x = np.array([1 + 2j, -3j, 0.5, complex(0, np.nan), 0j])
+    want = x.astype(bool)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _same(fg.jit(lambda v: v.astype(bool))(x), want)
+        _same(fg.vmap(lambda v: fnp.asarray(v, dtype=bool))(x), want)
+        _same(fg.jit(lambda v: v.astype(np.bool_))(x.astype(np.complex64)), want)
+        _same(fnp.asarray(x).astype(bool), want)
