@@ -46,3 +46,21 @@ def test_astype_bool_of_complex_is_nonzero_traced_as_eager():
         _same(fg.vmap(lambda v: fnp.asarray(v, dtype=bool))(x), want)
         _same(fg.jit(lambda v: v.astype(np.bool_))(x.astype(np.complex64)), want)
         _same(fnp.asarray(x).astype(bool), want)
+
+
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
+def test_logical_ops_on_complex_use_nonzero(name):
+    """Bug: logical_and/or/xor/not and ``where``'s condition turned complex into bool by
+    lax's cast, which reads only the real part: ``logical_and(0.5j, 0.5j)`` was False."""
+    c = np.array([1 + 2j, 3 - 1j, 0.5j, 2, 0j, complex(0, np.nan)])
+    want = getattr(np, name)(c, c[::-1])
+    _same(getattr(fnp, name)(c, c[::-1]), want)
+    _same(fg.jit(getattr(fnp, name))(c, c[::-1]), want)
+
+
+def test_logical_not_and_where_condition_on_complex():
+    c = np.array([0.5j, 0j, -1 + 0j, complex(0, np.nan)])
+    _same(fnp.logical_not(c), np.logical_not(c))
+    _same(fg.jit(fnp.logical_not)(c), np.logical_not(c))
+    _same(fg.jit(lambda v: fnp.where(v, 1.0, 2.0))(c), np.where(c, 1.0, 2.0))
+    _same(fg.vmap(lambda v: fnp.where(v, 1.0, 2.0))(c), np.where(c, 1.0, 2.0))

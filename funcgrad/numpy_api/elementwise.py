@@ -560,6 +560,8 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 - NumP
 
 def _to_bool(x, fname: str):
     x = asarray(x, fname=fname)
+    if x.dtype.kind == "c":  # NumPy's truth of a complex is "nonzero"; lax's cast reads only the real part
+        return lax.ne(x, full(aval_of(x).shape, 0, x.dtype))
     return x if x.dtype == _BOOL else lax.convert_element_type(x, _BOOL)
 
 
