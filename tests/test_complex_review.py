@@ -64,3 +64,36 @@ def test_logical_not_and_where_condition_on_complex():
     _same(fg.jit(fnp.logical_not)(c), np.logical_not(c))
     _same(fg.jit(lambda v: fnp.where(v, 1.0, 2.0))(c), np.where(c, 1.0, 2.0))
     _same(fg.vmap(lambda v: fnp.where(v, 1.0, 2.0))(c), np.where(c, 1.0, 2.0))
+
+
+_NO_COMPLEX_LOOP = {
+    "floor": lambda x: fnp.floor(x), "ceil": lambda x: fnp.ceil(x), "trunc": lambda x: fnp.trunc(x),
+    "fix": lambda x: fnp.fix(x), "hypot": lambda x: fnp.hypot(x, x), "heaviside": lambda x: fnp.heaviside(x, x),
+    "deg2rad": lambda x: fnp.deg2rad(x), "rad2deg": lambda x: fnp.rad2deg(x), "fabs": lambda x: fnp.fabs(x),
+    "signbit": lambda x: fnp.signbit(x), "frexp": lambda x: fnp.frexp(x), "ldexp": lambda x: fnp.ldexp(x, 2),
+    "nextafter": lambda x: fnp.nextafter(x, x), "spacing": lambda x: fnp.spacing(x),
+    "isposinf": lambda x: fnp.isposinf(x), "isneginf": lambda x: fnp.isneginf(x),
+    "arctan2": lambda x: fnp.arctan2(x, x), "copysign": lambda x: fnp.copysign(x, x),
+    "logaddexp": lambda x: fnp.logaddexp(x, x), "cbrt": lambda x: fnp.cbrt(x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NO_COMPLEX_LOOP))
+def test_functions_numpy_rejects_for_complex_raise_typeerror(name):
+    """Bug: floor/ceil/trunc/fix returned complex input unchanged, hypot/fabs gave |z|,
+    heaviside/signbit/deg2rad/isposinf read the real part, frexp/ldexp/nextafter/spacing
+    raised an internal KeyError; NumPy raises TypeError for all of them (no complex loop)."""
+    c = np.array([1 + 2j, 3 - 1j, 0.5j])
+    assert pytest.raises(TypeError, getattr(np, name) if name != "fix" else np.trunc, *([c] * (
+        2 if name in ("hypot", "heaviside", "nextafter", "arctan2", "copysign", "logaddexp") else 1)))
+    for run in (_NO_COMPLEX_LOOP[name], fg.jit(_NO_COMPLEX_LOOP[name])):
+        with pytest.raises(TypeError, match=name if name != "fix" else "trunc"):
+            run(c)
+
+
+def test_rint_of_complex_rounds_both_parts_traced():
+    """Bug: ``rint`` of complex worked eagerly but raised "round: operand must be
+    floating-point" under jit/vmap/grad (lax.round is real-only)."""
+    c = np.array([1.5 + 2.5j, 3 - 1j, 0.5j, -2.5 - 0.5j])
+    _same(fg.jit(fnp.rint)(c), np.rint(c))
+    _same(fg.vmap(fnp.rint)(c.astype(np.complex64)), np.rint(c.astype(np.complex64)))

@@ -71,6 +71,16 @@ def asarray(x, dtype=None, fname: str = "asarray"):
     return arr
 
 
+def reject_complex(fname: str, *xs) -> None:
+    """TypeError for a NumPy function whose ufunc has no complex loop (``floor``, ``hypot``,
+    ``signbit``, ...): NumPy raises, and reading only one part would be silently wrong."""
+    for x in xs:
+        aval = aval_of(x)
+        if aval.dtype.kind == "c":
+            raise TypeError(f"{fname}: not supported for complex input (got {aval.dtype.name} of shape "
+                            f"{aval.shape}); NumPy has no complex loop for it: use fnp.real/fnp.imag/fnp.abs first")
+
+
 def warn_complex_discard(stacklevel: int = 1) -> None:
     """JAX's (and NumPy's) ComplexWarning for a complex -> real cast, which keeps the real
     part; ``fnp.real`` is the warning-free way."""
