@@ -97,3 +97,17 @@ def test_rint_of_complex_rounds_both_parts_traced():
     c = np.array([1.5 + 2.5j, 3 - 1j, 0.5j, -2.5 - 0.5j])
     _same(fg.jit(fnp.rint)(c), np.rint(c))
     _same(fg.vmap(fnp.rint)(c.astype(np.complex64)), np.rint(c.astype(np.complex64)))
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"])
+def test_fft_negative_n_raises_as_numpy(name):
+    """Bug: ``fft(x, n=-1)`` silently transformed the whole axis (fftn's ``s[i] = -1``
+    meaning leaked into the 1-d ``n``); NumPy raises ValueError for any n < 1."""
+    x = np.arange(4.0) + (0 if name in ("rfft", "ihfft") else 1j)
+    with pytest.raises(ValueError):
+        getattr(np.fft, name)(x, n=-1)
+    for run in (getattr(fnp.fft, name), fg.jit(getattr(fnp.fft, name), static_argnames="n")):
+        with pytest.raises(ValueError, match=f"{name}: invalid number of FFT data points"):
+            run(x, n=-1)
+    with pytest.raises(TypeError, match=f"{name}: n must be an integer"):
+        getattr(fnp.fft, name)(x, n=2.5)
