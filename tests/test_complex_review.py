@@ -111,3 +111,55 @@ def test_fft_negative_n_raises_as_numpy(name):
             run(x, n=-1)
     with pytest.raises(TypeError, match=f"{name}: n must be an integer"):
         getattr(fnp.fft, name)(x, n=2.5)
+
+
+def test_float_power_keeps_complex():
+    """Bug: ``float_power`` cast complex input to float64, dropping the imaginary part
+    (NumPy computes in complex128)."""
+    a = np.array([1 + 1j, 2, 3j], np.complex64)
+    _same(fnp.float_power(a, 1.5), np.float_power(a, 1.5))
+    _same(fg.jit(fnp.float_power)(a, 2), np.float_power(a, 2))
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_correlate_conjugates_v(mode):
+    """Bug: complex ``correlate`` did not conjugate ``v`` (NumPy and JAX:
+    c[k] = sum_n a[n + k] conj(v[n]))."""
+    a, v = np.array([1 + 1j, 2, 3j]), np.array([1j, 2, 1 + 1j, 3])
+    for x, y in ((a, v), (v, a), (a.real, a)):
+        _same(fnp.correlate(x, y, mode), np.correlate(x, y, mode))
+        _same(fg.jit(lambda p, q: fnp.correlate(p, q, mode))(x, y), np.correlate(x, y, mode))
+
+
+_NANC = np.array([complex(np.nan, 1), 1 + 2j, complex(1, np.nan), -1 + 0.5j, 2 - 1j])
+
+
+@pytest.mark.parametrize("name", ["nansum", "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin",
+                                  "nanargmax", "nanargmin", "nancumsum", "nancumprod"])
+def test_nan_functions_skip_complex_nans(name):
+    """Bug: the nan-functions treated complex input as NaN-free (only float was masked),
+    so ``nansum`` of complex with a NaN part was nan; nanvar squared without conjugating."""
+    want = getattr(np, name)(_NANC)
+    _same(getattr(fnp, name)(_NANC), want, 1e-12)
+    _same(fg.jit(getattr(fnp, name))(_NANC), want, 1e-12)
+
+
+def test_fmax_fmin_nan_to_num_on_complex():
+    """Bug: fmax/fmin propagated complex NaNs (they ignored only float NaNs) and
+    nan_to_num returned complex input unchanged (NumPy replaces in each part)."""
+    x = np.array([complex(np.nan, 1), 1 + np.inf * 1j, -np.inf + 0j, 0j, complex(np.inf, np.nan)])
+    y = x[::-1].copy()
+    for name in ("fmax", "fmin"):
+        _same(getattr(fnp, name)(x, y), getattr(np, name)(x, y))
+        _same(fg.jit(getattr(fnp, name))(x, y), getattr(np, name)(x, y))
+    _same(fnp.nan_to_num(x), np.nan_to_num(x))
+    _same(fg.jit(lambda v: fnp.nan_to_num(v, nan=1.0, posinf=2.0))(x), np.nan_to_num(x, nan=1.0, posinf=2.0))
+
+
+@pytest.mark.parametrize("call", [lambda x: fnp.i0(x), lambda x: fnp.percentile(x, 50),
+                                  lambda x: fnp.quantile(x, 0.5), lambda x: fnp.nanpercentile(x, 50)])
+def test_real_only_statistics_reject_complex(call):
+    """Bug: ``i0`` cast complex to float64 silently; ``percentile``/``quantile`` gave a
+    complex interpolation where NumPy raises TypeError (a must be real)."""
+    with pytest.raises(TypeError, match="real|complex"):
+        call(np.array([1 + 1j, 2, 3j]))

@@ -298,11 +298,12 @@ def fabs(x, /):
 
 
 def float_power(x1, x2, /):
-    """``x1 ** x2`` computed in float64 (float32 inputs too, like NumPy)."""
+    """``x1 ** x2`` computed in float64 (float32 inputs too, like NumPy); complex in complex128."""
     x1, x2 = promote_args_inexact("float_power", x1, x2)
-    if x1.dtype != dtypes.float64:
-        x1 = lax.convert_element_type(x1, dtypes.float64)
-        x2 = lax.convert_element_type(x2, dtypes.float64)
+    wide = dtypes.complex128 if x1.dtype.kind == "c" else dtypes.float64  # (float64 would drop imag)
+    if x1.dtype != wide:
+        x1 = lax.convert_element_type(x1, wide)
+        x2 = lax.convert_element_type(x2, wide)
     return lax.pow(x1, x2)
 
 
@@ -549,8 +550,8 @@ minimum = _simple("minimum", promote_args, lax.min, 2, "Elementwise minimum; nan
 
 @_numeric
 def fmax(x1, x2, /):
-    """Elementwise maximum ignoring nan (nan only where both are nan)."""
-    if not _is_float(x1):
+    """Elementwise maximum ignoring nan (nan only where both are nan; complex: either part)."""
+    if x1.dtype.kind not in "fc":
         return lax.max(x1, x2)
     # Replace each nan by the other operand; max then sees a number wherever one exists.
     return lax.max(lax.select(lax.ne(x1, x1), x2, x1), lax.select(lax.ne(x2, x2), x1, x2))
@@ -558,8 +559,8 @@ def fmax(x1, x2, /):
 
 @_numeric
 def fmin(x1, x2, /):
-    """Elementwise minimum ignoring nan (nan only where both are nan)."""
-    if not _is_float(x1):
+    """Elementwise minimum ignoring nan (nan only where both are nan; complex: either part)."""
+    if x1.dtype.kind not in "fc":
         return lax.min(x1, x2)
     return lax.min(lax.select(lax.ne(x1, x1), x2, x1), lax.select(lax.ne(x2, x2), x1, x2))
 
@@ -714,6 +715,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     ``copy`` is accepted for NumPy compatibility; results are never views."""
     check_arraylike("nan_to_num", x)
     x = asarray(x, fname="nan_to_num")
+    if x.dtype.kind == "c":  # NumPy replaces in each part separately
+        return _out(lax.complex(*(nan_to_num(p, copy, nan, posinf, neginf) for p in (lax.real(x), lax.imag(x)))))
     if not _is_float(x):
         return _out(x)
     info = np.finfo(x.dtype)
