@@ -163,3 +163,33 @@ def test_real_only_statistics_reject_complex(call):
     complex interpolation where NumPy raises TypeError (a must be real)."""
     with pytest.raises(TypeError, match="real|complex"):
         call(np.array([1 + 1j, 2, 3j]))
+
+
+def test_polynomial_functions_keep_complex_coefficients():
+    """Bug: the polynomial module's ``_inexact`` cast complex input to float64, so
+    ``roots``/``poly``/``polyfit``/``polydiv`` of complex coefficients silently dropped the
+    imaginary parts (the traced ``roots`` found the roots of the real part); ``polyint``
+    dropped complex ``k``; ``polyfit`` on complex data transposed without conjugating."""
+    p = np.array([1, 0.3 + 0.2j, -1 + 0.5j, 0.7 - 0.1j])
+    _same(fnp.roots(p), np.roots(p), 1e-10)
+    _same(np.sort_complex(np.asarray(fg.jit(lambda q: fnp.roots(q, strip_zeros=False))(p))),
+          np.sort_complex(np.roots(p)), 1e-10)
+    _same(fnp.poly(p[1:]), np.poly(p[1:]), 1e-12)
+    _same(fnp.polydiv(p, p[:2])[0], np.polydiv(p, p[:2])[0], 1e-12)
+    _same(fnp.polyint(np.arange(3.0), 2, [1j, 2]), np.polyint(np.arange(3.0), 2, [1j, 2]))
+    x, y = np.arange(5.0), np.array([1 + 1j, 2, 3j, 1, -1j])
+    for a, b in ((x, y), (y, x), (y, y)):
+        _same(fnp.polyfit(a, b, 2), np.polyfit(a, b, 2), 1e-10)
+        _same(fnp.polyfit(a, b, 2, full=True)[1], np.polyfit(a, b, 2, full=True)[1], 1e-10)
+
+
+def test_traced_roots_holomorphic_jacobian_matches_finite_differences():
+    z = np.array([0.3 + 0.2j, -1 + 0.5j, 0.7 - 0.1j])
+
+    def f(c):
+        return fnp.sort_complex(fnp.roots(fnp.concatenate([fnp.ones(1, complex), c]), strip_zeros=False))
+
+    eps = 1e-6
+    want = np.stack([(np.asarray(f(z + eps * e)) - np.asarray(f(z - eps * e))) / (2 * eps) for e in np.eye(3)], -1)
+    np.testing.assert_allclose(fg.jacfwd(f, holomorphic=True)(z), want, atol=1e-6)
+    np.testing.assert_allclose(fg.jacrev(f, holomorphic=True)(z), want, atol=1e-6)
