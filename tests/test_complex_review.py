@@ -193,3 +193,23 @@ def test_traced_roots_holomorphic_jacobian_matches_finite_differences():
     want = np.stack([(np.asarray(f(z + eps * e)) - np.asarray(f(z - eps * e))) / (2 * eps) for e in np.eye(3)], -1)
     np.testing.assert_allclose(fg.jacfwd(f, holomorphic=True)(z), want, atol=1e-6)
     np.testing.assert_allclose(fg.jacrev(f, holomorphic=True)(z), want, atol=1e-6)
+
+
+def test_expm_and_sqrtm_take_complex_matrices():
+    """Bug: ``scipy.linalg.expm`` of a complex matrix raised an internal KeyError (its
+    Padé bounds were keyed by float dtypes only) and ``sqrtm`` a while_loop carry
+    TypeError (its convergence measure started complex); SciPy takes complex input."""
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    import funcgrad.scipy.linalg as fsl
+
+    a = np.array([[1 + 1j, 2], [0.5j, -1]])
+    for m in (a, a.astype(np.complex64), 5 * a):
+        tol = 1e-5 if m.dtype == np.complex64 else 1e-10
+        _same(fsl.expm(m), scipy_linalg.expm(m), tol)
+        _same(fg.jit(fsl.sqrtm)(m), scipy_linalg.sqrtm(m).astype(m.dtype), 1e-4 if tol > 1e-6 else 1e-8)
+
+    def loss(m):
+        return fnp.sum(fnp.abs(fsl.expm(m)) ** 2)
+
+    np.testing.assert_allclose(fg.grad(loss)(a), _fd_grad(lambda v: loss(v.reshape(2, 2)), a.ravel()).reshape(2, 2),
+                               atol=1e-5)
