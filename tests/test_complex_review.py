@@ -213,3 +213,147 @@ def test_expm_and_sqrtm_take_complex_matrices():
 
     np.testing.assert_allclose(fg.grad(loss)(a), _fd_grad(lambda v: loss(v.reshape(2, 2)), a.ravel()).reshape(2, 2),
                                atol=1e-5)
+
+
+# --- contracts the review probed (passed; kept compact as guards) ---------------------------
+_Z = np.array([1 + 2j, -0.5 + 0.3j, 2 - 1j])
+_LOSSES = {
+    "jax_abs2": lambda x: fnp.sum(fnp.abs(x) ** 2),
+    "fft_weighted": lambda x: fnp.sum(fnp.abs(fnp.fft.fft(x)) ** 2 * fnp.arange(3)),
+    "ifft_ortho_pad": lambda x: fnp.sum(fnp.real(fnp.fft.ifft(x, n=5, norm="ortho") * fnp.arange(5) * 1j)),
+    "fft_crop_forward": lambda x: fnp.sum(fnp.real(fnp.fft.fft(x, n=2, norm="forward") ** 2)),
+    "hfft_n5": lambda x: fnp.sum(fnp.fft.hfft(x, n=5) ** 2 * fnp.arange(5)),
+    "irfft_ortho": lambda x: fnp.sum(fnp.fft.irfft(x, n=5, norm="ortho") ** 3),
+    "ihfft_of_real": lambda x: fnp.sum(fnp.abs(fnp.fft.ihfft(fnp.real(x) * fnp.imag(x))) ** 2 * fnp.arange(2)),
+    "fftshift_fft2": lambda x: fnp.sum(fnp.abs(fnp.fft.fftshift(fnp.fft.fft2(fnp.outer(x, x)))) * fnp.arange(3)),
+    "fftconvolve_same": lambda x: fnp.sum(fnp.abs(fg.scipy.signal.fftconvolve(x, fnp.array([1, 2j]), mode="same")) ** 2),
+    "where_sort_max": lambda x: fnp.abs(fnp.max(fnp.where(fnp.real(x) > 0, x * x, fnp.conj(x)))) + fnp.real(fnp.sort(x)[0]),
+    "var_vdot_prod": lambda x: fnp.var(x) + fnp.real(fnp.vdot(x, x * 2j)) + fnp.imag(fnp.prod(x)),
+    "scan_carry": lambda x: fnp.abs(fg.lax.scan(lambda c, v: (c * v + 1j, None), 1 + 0j, x)[0]),
+    "cond_while": lambda x: fnp.abs(fg.lax.while_loop(lambda c: c[1] < 3, lambda c: (c[0] * x[0] + 1j, c[1] + 1),
+                                                     (fg.lax.cond(fnp.real(x[1]) < 0, fnp.conj, lambda v: v, x[2]), 0))[0]),
+    "eigvals": lambda x: fnp.sum(fnp.abs(fnp.linalg.eigvals(fnp.outer(x, x[::-1]) + fnp.diag(x))) ** 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LOSSES))
+def test_grad_of_real_loss_is_jax_conjugate_wirtinger(name):
+    """grad of a real f(z) is df/dx - i df/dy (JAX's), eager and jit alike."""
+    f = _LOSSES[name]
+    g = fg.grad(f)(_Z)
+    np.testing.assert_allclose(g, _fd_grad(f, _Z), rtol=1e-6, atol=1e-6)
+    _same(fg.jit(fg.grad(f))(_Z), np.asarray(g), 1e-9)
+
+
+def test_jax_convention_examples():
+    np.testing.assert_allclose(fg.grad(lambda z: fnp.abs(z) ** 2)(3 + 4j), 6 - 8j, rtol=1e-15)  # (to 1 ulp)
+    assert complex(fg.grad(lambda z: z ** 2, holomorphic=True)(1j)) == 2j
+    # vjp is the plain (unconjugated) transpose: pullback of z -> c z is ct -> c ct
+    (ct,) = fg.vjp(lambda z: (2 + 3j) * z, 1j)[1](1 + 1j)
+    assert complex(ct) == (2 + 3j) * (1 + 1j)
+    with pytest.raises(TypeError, match="holomorphic"):
+        fg.grad(lambda z: z * z)(1j)
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft_n6", "irfft_n7", "fft2", "cumprod", "solve", "scan"])
+def test_holomorphic_jacobians_jvp_vjp_match_finite_differences(name):
+    z = np.array([0.3 + 0.2j, -1 + 0.5j, 0.7 - 0.1j, 0.2 + 1j])
+    f = {
+        "fft": lambda x: fnp.fft.fft(x),
+        "ifft_n6": lambda x: fnp.fft.ifft(x, n=6, norm="forward"),
+        "irfft_n7": lambda x: fnp.fft.irfft(x, n=7) + 0j,
+        "fft2": lambda x: fnp.fft.fft2(x.reshape(2, 2)).ravel(),
+        "cumprod": lambda x: fnp.cumprod(x),
+        "solve": lambda x: fnp.linalg.solve(fnp.outer(x, x[::-1]) + 3 * fnp.eye(4), x),
+        "scan": lambda x: fg.lax.scan(lambda c, v: (c * v + 1j, c), 1 + 0j, x)[1],
+    }[name]
+    eps = 1e-6
+    jac = np.stack([(np.asarray(f(z + eps * e)) - np.asarray(f(z - eps * e))) / (2 * eps) for e in np.eye(4)], -1)
+    if name == "irfft_n7":  # not holomorphic: only jvp/vjp, in the real and imaginary directions
+        t = np.array([1, 1j, -2j, 0.5])
+        jac_im = np.stack([(np.asarray(f(z + 1j * eps * e)) - np.asarray(f(z - 1j * eps * e))) / (2 * eps)
+                           for e in np.eye(4)], -1)
+        np.testing.assert_allclose(fg.jvp(f, (z,), (t,))[1], jac @ t.real + jac_im @ t.imag, atol=1e-6)
+        return
+    np.testing.assert_allclose(fg.jacfwd(f, holomorphic=True)(z), jac, atol=1e-6)
+    np.testing.assert_allclose(fg.jit(fg.jacrev(f, holomorphic=True))(z), jac, atol=1e-6)
+    t = 1j * np.arange(1.0, 5.0)
+    np.testing.assert_allclose(fg.jvp(f, (z,), (t,))[1], jac @ t, atol=1e-6)
+    ct = np.arange(jac.shape[0]) + 1j
+    np.testing.assert_allclose(fg.vjp(f, z)[1](ct)[0], jac.T @ ct, atol=1e-6)
+
+
+_F32, _I32 = np.array([1.5, -2.0, 0.0], np.float32), np.array([1, -2, 3], np.int32)
+_C64 = np.array([1 + 2j, -3j, 0.5], np.complex64)
+_JIT_CASES = {
+    "f32*1j": (lambda x: x * 1j, _F32), "i32+1j": (lambda x: x + 1j, _I32),
+    "i32*c64": (lambda x: x * np.complex64(2j), _I32), "c64+f64": (lambda x: x + fnp.ones(3), _C64),
+    "abs_angle": (lambda x: fnp.abs(x) + fnp.angle(x), _C64), "lt_eq": (lambda x: (x < x[::-1], x == x), _C64),
+    "sum_keepdims": (lambda x: fnp.sum(fnp.outer(x, x), axis=0, keepdims=True), _C64),
+    "std_axis": (lambda x: fnp.std(fnp.outer(x, x), axis=1), _C64), "empty_prod": (lambda x: fnp.prod(x[:0]), _C64),
+    "fft_f32": (lambda x: fnp.fft.fft(x), _F32), "fft_i32": (lambda x: fnp.fft.fft(x, n=1), _I32),
+    "irfft_c64": (lambda x: fnp.fft.irfft(x), _C64), "rfft_len1": (lambda x: fnp.fft.rfft(x[:1]), _F32),
+    "fft_empty_batch": (lambda x: fnp.fft.fft(fnp.zeros((0, 4), x.dtype)), _C64),
+    "fft_transposed": (lambda x: fnp.fft.fft(fnp.outer(x, fnp.arange(5.0)).T, axis=0), _C64),
+    "irfftn_s": (lambda x: fnp.fft.irfftn(fnp.outer(x, x), s=(2, 6)), _C64),
+    "eigvals_real": (lambda x: fnp.linalg.eigvals(fnp.outer(x, x) + fnp.diag(x)), _F32),
+    "astype_int": (lambda x: fnp.real(x).astype(np.int32), _C64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_JIT_CASES))
+def test_jit_matches_eager_values_and_dtypes(name):
+    f, x = _JIT_CASES[name]
+    want = f(fnp.asarray(x))
+    got = fg.jit(f)(x)
+    for g, w in zip(fg.tree_util.tree_leaves(got), fg.tree_util.tree_leaves(want)):
+        _same(g, np.asarray(w), 1e-5)
+
+
+@pytest.mark.parametrize("in_axes,out_axes", [(0, 0), (1, 0), (1, -1)])
+def test_vmap_of_fft_family_matches_loop(in_axes, out_axes):
+    z = np.arange(15.0).reshape(3, 5) * (1 - 0.5j) + 1j
+    x = z if in_axes == 0 else z.T.copy()
+
+    def f(v):
+        return fnp.fft.irfft(fnp.fft.fft(v, n=8, norm="ortho"), n=7) + fnp.real(
+            fg.scipy.signal.fftconvolve(v, v[:2], mode="same"))[:1]
+
+    want = np.stack([np.asarray(f(fnp.asarray(v))) for v in np.moveaxis(x, in_axes, 0)], axis=out_axes)
+    _same(fg.vmap(f, in_axes=in_axes, out_axes=out_axes)(x), want, 1e-10)
+    _same(fg.jit(fg.vmap(fg.jit(f), in_axes=in_axes, out_axes=out_axes))(x), want, 1e-10)
+
+
+@pytest.mark.parametrize("call,err,msg", [
+    (lambda x: fnp.fft.fft(x, n=0), ValueError, r"fft: invalid number of FFT data points \(0\)"),
+    (lambda x: fnp.fft.fft(x, axis=1), ValueError, "fft"),
+    (lambda x: fnp.fft.fft(x, norm="orto"), ValueError, "fft: invalid norm value 'orto'"),
+    (lambda x: fnp.fft.rfft(x), TypeError, "rfft: the input must be real"),
+    (lambda x: fnp.fft.fftn(x, s=(2, 3), axes=(0,)), ValueError, "fftn: shape s"),
+    (lambda x: fnp.fft.fftn(x.reshape(2, 2), axes=(0, 0)), ValueError, "fftn: repeated axes"),
+    (lambda x: fnp.linalg.eig(x.reshape(1, 4)), ValueError, r"eig.*\(1, 4\)"),
+])
+def test_bad_fft_and_eig_input_raises_typed_errors(call, err, msg):
+    x = np.array([1 + 2j, 3 - 1j, 0.5j, 2])
+    for run in (call, fg.jit(call)):
+        with pytest.raises(err, match=msg):
+            run(x)
+
+
+def test_results_do_not_change_when_inputs_are_mutated():
+    a = np.array([1 + 2j, 3 - 1j, 0.5j, 2])
+    outs = [fg.jit(fnp.fft.fft)(a), fnp.fft.fft(a), fnp.real(a), fnp.imag(a), fg.jit(fnp.conj)(a)]
+    before = [np.array(o) for o in outs]
+    a[:] = 99
+    for o, b in zip(outs, before):
+        _same(o, b)
+        assert not np.asarray(o).flags.writeable
+
+
+def test_export_round_trip_of_fft_program_with_vjp():
+    x = np.array([1 + 2j, 3 - 1j, 0.5j, 2, -1j])
+    f = fg.jit(lambda v: fnp.abs(fnp.fft.ifft(v * 1j, n=8)) + fnp.real(fnp.fft.fft(v, n=8)))
+    g = fg.deserialize(fg.export(f)(x).serialize(vjp_order=1))
+    _same(g.call(x), np.asarray(f(x)))
+    _same(fg.grad(lambda v: fnp.sum(g.call(v) * fnp.arange(8)))(x),
+          np.asarray(fg.grad(lambda v: fnp.sum(f(v) * fnp.arange(8)))(x)), 1e-12)
