@@ -357,3 +357,28 @@ def test_export_round_trip_of_fft_program_with_vjp():
     _same(g.call(x), np.asarray(f(x)))
     _same(fg.grad(lambda v: fnp.sum(g.call(v) * fnp.arange(8)))(x),
           np.asarray(fg.grad(lambda v: fnp.sum(f(v) * fnp.arange(8)))(x)), 1e-12)
+
+
+def test_linalg_extras_keep_complex():
+    """Bug: ``pinv``, ``lstsq``, ``cond``, ``svdvals``, ``matrix_rank`` cast complex
+    matrices to float64 (dropping the imaginary part: pinv returned a real matrix);
+    ``vecdot`` did not conjugate x1 (NumPy and JAX do)."""
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(2, 4, 3)) + 1j * rng.normal(size=(2, 4, 3))
+    b = rng.normal(size=(4,)) + 1j * rng.normal(size=(4,))
+    _same(fnp.linalg.pinv(a), np.linalg.pinv(a), 1e-10)
+    _same(fg.jit(fnp.linalg.pinv)(a), np.linalg.pinv(a), 1e-10)
+    h = a[0].conj().T @ a[0]
+    _same(fnp.linalg.pinv(h, hermitian=True), np.linalg.pinv(h, hermitian=True), 1e-10)
+    _same(fnp.linalg.cond(a), np.linalg.cond(a), 1e-10)
+    _same(fnp.linalg.cond(a[:, :3], 1), np.linalg.cond(a[:, :3], 1), 1e-10)
+    _same(fnp.linalg.svdvals(a), np.linalg.svdvals(a), 1e-10)
+    for got, want in zip(fnp.linalg.lstsq(a[0], b), np.linalg.lstsq(a[0], b)):
+        _same(got, want, 1e-10)
+    _same(fnp.vecdot(a, a[::-1]), np.vecdot(a, a[::-1]), 1e-12)
+    _same(fg.jit(fnp.linalg.vecdot)(a, a), np.linalg.vecdot(a, a), 1e-12)
+
+    def loss(m):
+        return fnp.sum(fnp.abs(fnp.linalg.pinv(m.reshape(4, 3))) ** 2 * fnp.arange(12.0).reshape(3, 4))
+
+    np.testing.assert_allclose(fg.grad(loss)(a[0].ravel()), _fd_grad(loss, a[0].ravel()), atol=1e-5)
