@@ -382,3 +382,17 @@ def test_linalg_extras_keep_complex():
         return fnp.sum(fnp.abs(fnp.linalg.pinv(m.reshape(4, 3))) ** 2 * fnp.arange(12.0).reshape(3, 4))
 
     np.testing.assert_allclose(fg.grad(loss)(a[0].ravel()), _fd_grad(loss, a[0].ravel()), atol=1e-5)
+
+
+def test_interp_and_linear_ramp_pad_keep_complex():
+    """Bug: ``interp`` cast complex ``fp`` to float64 and ``pad(mode="linear_ramp")``
+    computed complex ramps in float64, dropping the imaginary parts (NumPy keeps them)."""
+    c = np.array([1 + 2j, 3 - 1j, 0.5j, 2, -1j])
+    xs = np.array([-1, 0.5, 1.5, 4, 7.0])
+    for kw in ({}, {"left": 1j, "right": 2}, {"period": 3.0}):
+        want = np.interp(xs, np.arange(5.0), c, **kw)
+        _same(fnp.interp(xs, np.arange(5.0), c, **kw), want, 1e-12)
+        _same(fg.jit(lambda f, kw=kw: fnp.interp(xs, np.arange(5.0), f, **kw))(c), want, 1e-12)
+    c64 = c.astype(np.complex64)
+    _same(fnp.pad(c64, (1, 3), mode="linear_ramp", end_values=(1j, 2)),
+          np.pad(c64, (1, 3), mode="linear_ramp", end_values=(1j, 2)), 1e-6)

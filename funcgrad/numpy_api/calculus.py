@@ -306,7 +306,9 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     np.float64(1.0)
     """
     f64 = dtypes.float64
-    xv, xpv, fpv = (cast(_arg(v, "interp"), f64) for v in (x, xp, fp))
+    xv, xpv = (cast(_arg(v, "interp"), f64) for v in (x, xp))
+    fpv = _arg(fp, "interp")  # complex fp interpolates complex (NumPy): a float64 cast would drop imag
+    fpv = cast(fpv, dtypes.complex128 if aval_of(fpv).dtype.kind == "c" else f64)
     if aval_of(xpv).ndim != 1 or aval_of(fpv).ndim != 1:
         raise ValueError(f"interp: xp and fp must be one-dimensional, got shapes {aval_of(xpv).shape} and "
                          f"{aval_of(fpv).shape}")
@@ -339,7 +341,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     lo = fpv[0] if left is None else left
     hi = fpv[m - 1] if right is None else right
     val = where(xv < xpv[0], lo, where(xv > xpv[m - 1], hi, val))
-    return cast(asarray(val), f64)
+    return cast(asarray(val), aval_of(fpv).dtype)
 
 
 def unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
