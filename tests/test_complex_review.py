@@ -396,3 +396,14 @@ def test_interp_and_linear_ramp_pad_keep_complex():
     c64 = c.astype(np.complex64)
     _same(fnp.pad(c64, (1, 3), mode="linear_ramp", end_values=(1j, 2)),
           np.pad(c64, (1, 3), mode="linear_ramp", end_values=(1j, 2)), 1e-6)
+
+
+def test_array_equal_nan_and_bincount_weights_on_complex():
+    """Bug: ``array_equal(equal_nan=True)`` ignored complex NaNs (False where NumPy says
+    True); ``bincount`` cast complex weights to float64 silently (NumPy raises)."""
+    c = np.array([complex(np.nan, 1), 1j, complex(2, np.nan)])
+    assert bool(fnp.array_equal(c, c.copy(), equal_nan=True)) is True
+    assert bool(fg.jit(lambda a: fnp.array_equal(a, a, equal_nan=True))(c)) is True
+    assert bool(fnp.array_equal(c, c.copy())) is False
+    with pytest.raises(TypeError, match="bincount: weights must be real"):
+        fnp.bincount(np.array([0, 1, 1]), weights=c)

@@ -82,7 +82,7 @@ def array_equal(a1, a2, equal_nan=False):
     if shape_of(x) != shape_of(y):
         return np.False_
     eq = lax.eq(x, y)
-    if equal_nan and x.dtype.kind == "f":
+    if equal_nan and x.dtype.kind in "fc":  # (complex: nan in either part, as NumPy's isnan)
         eq = lax.bitwise_or(eq, lax.bitwise_and(lax.ne(x, x), lax.ne(y, y)))
     return _all_or_empty(eq)
 
