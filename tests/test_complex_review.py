@@ -407,3 +407,16 @@ def test_array_equal_nan_and_bincount_weights_on_complex():
     assert bool(fnp.array_equal(c, c.copy())) is False
     with pytest.raises(TypeError, match="bincount: weights must be real"):
         fnp.bincount(np.array([0, 1, 1]), weights=c)
+
+
+def test_complex_reciprocal_is_numpys_loop():
+    """Bug: ``reciprocal`` of complex was ``1 / x``, which differs from NumPy's reciprocal
+    loop at 0 (inf+nanj vs nan+nanj) and at subnormals (nan-infj vs 0-infj)."""
+    z = np.array([0j, complex(-0.0, -0.0), 1e-320j, 1 + 0j, -2j, complex(np.inf, 1), 1e300 + 1e300j, 3 - 4j])
+    for dt in (np.complex128, np.complex64):
+        want = np.reciprocal(z.astype(dt))
+        np.testing.assert_array_equal(fnp.reciprocal(z.astype(dt)), want)
+        np.testing.assert_array_equal(fg.jit(fnp.reciprocal)(z.astype(dt)), want)
+    w = z[3:5]
+    np.testing.assert_allclose(fg.grad(lambda v: fnp.sum(fnp.abs(fnp.reciprocal(v)) ** 2))(w), _fd_grad(
+        lambda v: fnp.sum(fnp.abs(fnp.reciprocal(v)) ** 2), w), atol=1e-6)

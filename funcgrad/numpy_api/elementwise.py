@@ -377,7 +377,22 @@ def reciprocal(x, /):
     """Elementwise ``1 / x``, in ``x``'s dtype: for integers this truncates (and
     ``1 // 0`` gives 0; NumPy gives the dtype's minimum with a warning)."""
     x = _int8_if_bool(x)
+    if x.dtype.kind == "c":
+        return _complex_reciprocal(x)
     return lax.div(_const(x, 1), x)
+
+
+def _complex_reciprocal(x):
+    """NumPy's complex reciprocal loop (Smith's method with numerator 1), not ``1 / x``:
+    they differ at 0 (nan+nanj, not inf+nanj), at subnormals and in the sign of zeros."""
+    re, im = lax.real(x), lax.imag(x)
+    small_im = lax.le(lax.abs(im), lax.abs(re))
+    one = _const(re, 1.0)
+    r = lax.div(lax.select(small_im, im, re), lax.select(small_im, re, im))  # the ratio, |r| <= 1
+    d = lax.add(lax.mul(lax.select(small_im, im, re), r), lax.select(small_im, re, im))
+    out_re = lax.div(lax.select(small_im, one, r), d)
+    out_im = lax.neg(lax.div(lax.select(small_im, r, one), d))
+    return lax.complex(out_re, out_im)
 
 
 def power(x1, x2, /):
