@@ -420,3 +420,17 @@ def test_complex_reciprocal_is_numpys_loop():
     w = z[3:5]
     np.testing.assert_allclose(fg.grad(lambda v: fnp.sum(fnp.abs(fnp.reciprocal(v)) ** 2))(w), _fd_grad(
         lambda v: fnp.sum(fnp.abs(fnp.reciprocal(v)) ** 2), w), atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["gamma", "rgamma", "ndtr", "log_ndtr", "erfcx", "exp1", "expi", "digamma", "erf"])
+def test_real_only_scipy_special_rejects_complex(name):
+    """Bug: ``gamma``/``ndtr``/``log_ndtr``/``erfcx``/``exp1``/``expi`` of complex input
+    returned the function of the real part with a zero imaginary part (silently wrong);
+    funcgrad.scipy.special is real-only, so they now raise a TypeError naming themselves."""
+    import funcgrad.scipy.special as fss
+
+    c = np.array([1 + 2j, -0.5 + 0.3j])
+    with pytest.raises(TypeError, match="complex input is not supported"):
+        getattr(fss, name)(c)
+    with pytest.raises(TypeError, match="complex input is not supported"):
+        fg.jit(getattr(fss, name))(c)
