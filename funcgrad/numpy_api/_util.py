@@ -45,6 +45,10 @@ def asarray(x, dtype=None, fname: str = "asarray"):
     if dtype is not None:
         dtype = dtypes.canonicalize(dtype, what=f"{fname} dtype")
     if isinstance(x, Tracer):
+        if dtype is not None and x.aval.dtype.kind == "c" and dtype.kind == "b":
+            # NumPy's complex -> bool is "nonzero"; lax's cast keeps only the real part
+            # (JAX's jnp.astype special-cases it the same way). No ComplexWarning, as NumPy.
+            return lax.ne(x, full(x.aval.shape, 0, x.aval.dtype))
         if dtype is not None and x.aval.dtype.kind == "c" and dtype.kind != "c":
             warn_complex_discard(2)
         return x if dtype is None else lax.convert_element_type(x, dtype)
@@ -65,6 +69,16 @@ def asarray(x, dtype=None, fname: str = "asarray"):
         raise TypeError(f"{fname}: ragged or non-numeric sequences cannot become arrays")
     dtypes.canonicalize(arr.dtype, what=f"{fname} argument")
     return arr
+
+
+def reject_complex(fname: str, *xs) -> None:
+    """TypeError for a NumPy function whose ufunc has no complex loop (``floor``, ``hypot``,
+    ``signbit``, ...): NumPy raises, and reading only one part would be silently wrong."""
+    for x in xs:
+        aval = aval_of(x)
+        if aval.dtype.kind == "c":
+            raise TypeError(f"{fname}: not supported for complex input (got {aval.dtype.name} of shape "
+                            f"{aval.shape}); NumPy has no complex loop for it: use fnp.real/fnp.imag/fnp.abs first")
 
 
 def warn_complex_discard(stacklevel: int = 1) -> None:

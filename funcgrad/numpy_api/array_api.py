@@ -61,7 +61,7 @@ def _core_sizes(fname, x1, x2, d1, d2):
 
 def vecdot(x1, x2, /, *, axis=-1):
     """Dot products of the vectors along ``axis`` (other axes broadcast), like
-    ``numpy.vecdot`` (no conjugation: funcgrad is real).
+    ``numpy.vecdot`` (``x1`` is conjugated when complex).
 
     >>> fnp.vecdot(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1.0, 1.0]))
     array([3., 7.])

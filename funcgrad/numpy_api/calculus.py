@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from funcgrad.core import dtypes
+from funcgrad.core import lax_api as lax
 from funcgrad.numpy_api._util import (
     asarray,
     aval_of,
@@ -279,7 +280,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 
 def _nan_to(x, value, fname):
     x = _arg(x, fname)
-    return where(isnan(x), value, x) if aval_of(x).dtype.kind == "f" else x
+    return where(isnan(x), value, x) if aval_of(x).dtype.kind in "fc" else x
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):
@@ -305,7 +306,9 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     np.float64(1.0)
     """
     f64 = dtypes.float64
-    xv, xpv, fpv = (cast(_arg(v, "interp"), f64) for v in (x, xp, fp))
+    xv, xpv = (cast(_arg(v, "interp"), f64) for v in (x, xp))
+    fpv = _arg(fp, "interp")  # complex fp interpolates complex (NumPy): a float64 cast would drop imag
+    fpv = cast(fpv, dtypes.complex128 if aval_of(fpv).dtype.kind == "c" else f64)
     if aval_of(xpv).ndim != 1 or aval_of(fpv).ndim != 1:
         raise ValueError(f"interp: xp and fp must be one-dimensional, got shapes {aval_of(xpv).shape} and "
                          f"{aval_of(fpv).shape}")
@@ -338,7 +341,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     lo = fpv[0] if left is None else left
     hi = fpv[m - 1] if right is None else right
     val = where(xv < xpv[0], lo, where(xv > xpv[m - 1], hi, val))
-    return cast(asarray(val), f64)
+    return cast(asarray(val), aval_of(fpv).dtype)
 
 
 def unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
@@ -425,10 +428,13 @@ def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
 
 
 def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
-    """Cross-correlation of two 1-d arrays, ``c[k] = sum_n a[n + k] v[n]`` (NumPy's modes;
+    """Cross-correlation of two 1-d arrays, ``c[k] = sum_n a[n + k] conj(v[n])`` (NumPy's modes;
     a longer ``v`` gives the reversed result, as NumPy).
 
     >>> fnp.correlate(np.array([1., 2., 3.]), np.array([0., 1., 0.5]))
     array([3.5])
     """
-    return _correlate("correlate", a, v, mode, flip_v=False)
+    vv = _arg(v, "correlate")
+    if aval_of(vv).dtype.kind == "c":  # NumPy's (and JAX's) c[k] = sum_n a[n + k] conj(v[n])
+        vv = lax.conj(vv)
+    return _correlate("correlate", a, vv, mode, flip_v=False)

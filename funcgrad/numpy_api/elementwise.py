@@ -41,6 +41,7 @@ from funcgrad.numpy_api._util import (
     promote_args_inexact,
     promote_dtypes,
     promote_shapes,
+    reject_complex,
 )
 
 __all__ = [
@@ -137,6 +138,15 @@ def _simple(name: str, promote, lax_fn, nin: int, doc: str):
     return fn
 
 
+def _real_only(name: str, lax_fn):
+    """``lax_fn`` behind NumPy's TypeError for complex input (the ufunc has no complex loop)."""
+    def checked(*xs):
+        reject_complex(name, *xs)
+        return lax_fn(*xs)
+
+    return checked
+
+
 # --- floating-point functions that are one primitive ---------------------------------
 # (integer and bool inputs compute in NumPy's float loop dtype, float64 for most; see module doc)
 
@@ -146,7 +156,7 @@ expm1 = _simple("expm1", _F, lax.expm1, 1, "Elementwise ``exp(x) - 1``, accurate
 log = _simple("log", _F, lax.log, 1, "Elementwise natural logarithm.")
 log1p = _simple("log1p", _F, lax.log1p, 1, "Elementwise ``log(1 + x)``, accurate near 0.")
 sqrt = _simple("sqrt", _F, lax.sqrt, 1, "Elementwise non-negative square root.")
-cbrt = _simple("cbrt", _F, lax.cbrt, 1, "Elementwise real cube root.")
+cbrt = _simple("cbrt", _F, _real_only("cbrt", lax.cbrt), 1, "Elementwise real cube root.")
 sin = _simple("sin", _F, lax.sin, 1, "Elementwise sine (radians).")
 cos = _simple("cos", _F, lax.cos, 1, "Elementwise cosine (radians).")
 tan = _simple("tan", _F, lax.tan, 1, "Elementwise tangent (radians).")
@@ -159,15 +169,24 @@ tanh = _simple("tanh", _F, lax.tanh, 1, "Elementwise hyperbolic tangent.")
 arcsinh = _simple("arcsinh", _F, lax.asinh, 1, "Elementwise inverse hyperbolic sine.")
 arccosh = _simple("arccosh", _F, lax.acosh, 1, "Elementwise inverse hyperbolic cosine.")
 arctanh = _simple("arctanh", _F, lax.atanh, 1, "Elementwise inverse hyperbolic tangent.")
-rint = _simple("rint", _F, lax.round, 1, "Round to the nearest integer, halves to even.")
+
+
+def _rint(x):
+    if x.dtype.kind == "c":  # NumPy rounds the two parts (lax.round takes only reals)
+        return lax.complex(lax.round(lax.real(x)), lax.round(lax.imag(x)))
+    return lax.round(x)
+
+
+rint = _simple("rint", _F, _rint, 1, "Round to the nearest integer, halves to even (complex: each part).")
 divide = _simple(
     "divide", promote_args_inexact, lax.div, 2,
     "Elementwise true division ``x1 / x2``; integers divide in float64.\n\n"
     ">>> fnp.divide(1, 2)\nnp.float64(0.5)",
 )
 true_divide = divide
-arctan2 = _simple("arctan2", _F, lax.atan2, 2, "Elementwise angle of the point (x2, x1), in [-pi, pi].")
-copysign = _simple("copysign", _F, lax.copysign, 2, "``|x1|`` with the sign (bit) of ``x2``.")
+arctan2 = _simple("arctan2", _F, _real_only("arctan2", lax.atan2), 2,
+                  "Elementwise angle of the point (x2, x1), in [-pi, pi].")
+copysign = _simple("copysign", _F, _real_only("copysign", lax.copysign), 2, "``|x1|`` with the sign (bit) of ``x2``.")
 
 _LN2 = math.log(2.0)
 
@@ -193,12 +212,14 @@ def log10(x, /):
 @_inexact
 def deg2rad(x, /):
     """Degrees to radians (``x * pi/180``, NumPy's constant)."""
+    reject_complex("deg2rad", x)
     return lax.mul(x, _const(x, math.pi / 180.0))
 
 
 @_inexact
 def rad2deg(x, /):
     """Radians to degrees (``x * 180/pi``, NumPy's constant)."""
+    reject_complex("rad2deg", x)
     return lax.mul(x, _const(x, 180.0 / math.pi))
 
 
@@ -221,6 +242,7 @@ def sinc(x, /):
 @_inexact
 def hypot(x1, x2, /):
     """``sqrt(x1**2 + x2**2)`` without overflow or underflow; inf if either is inf."""
+    reject_complex("hypot", x1, x2)
     a1, a2 = lax.abs(x1), lax.abs(x2)
     big, small = lax.max(a1, a2), lax.min(a1, a2)
     # big * sqrt(1 + (small/big)**2); keep the ratio's denominator finite and nonzero.
@@ -244,12 +266,14 @@ def _logaddexp(x1, x2, log1p_exp, on_tie):
 @_inexact
 def logaddexp(x1, x2, /):
     """``log(exp(x1) + exp(x2))`` without overflow."""
+    reject_complex("logaddexp", x1, x2)
     return _logaddexp(x1, x2, lambda d: lax.log1p(lax.exp(d)), _LN2)
 
 
 @_inexact
 def logaddexp2(x1, x2, /):
     """``log2(2**x1 + 2**x2)`` without overflow."""
+    reject_complex("logaddexp2", x1, x2)
     def log2_1p_exp2(d):
         return lax.div(lax.log1p(lax.pow(_const(d, 2.0), d)), _const(d, _LN2))
 
@@ -260,6 +284,7 @@ def logaddexp2(x1, x2, /):
 def heaviside(x1, x2, /):
     """Step function: 0 where ``x1 < 0``, ``x2`` where ``x1 == 0``, 1 where ``x1 > 0``
     (nan where ``x1`` is nan)."""
+    reject_complex("heaviside", x1, x2)
     zero = _const(x1, 0.0)
     step = lax.select(lax.lt(x1, zero), zero, lax.select(lax.gt(x1, zero), _const(x1, 1.0), x1))
     return lax.select(lax.eq(x1, zero), x2, step)
@@ -268,15 +293,17 @@ def heaviside(x1, x2, /):
 @_inexact
 def fabs(x, /):
     """Absolute value, always floating point (ints give float64)."""
+    reject_complex("fabs", x)
     return lax.abs(x)
 
 
 def float_power(x1, x2, /):
-    """``x1 ** x2`` computed in float64 (float32 inputs too, like NumPy)."""
+    """``x1 ** x2`` computed in float64 (float32 inputs too, like NumPy); complex in complex128."""
     x1, x2 = promote_args_inexact("float_power", x1, x2)
-    if x1.dtype != dtypes.float64:
-        x1 = lax.convert_element_type(x1, dtypes.float64)
-        x2 = lax.convert_element_type(x2, dtypes.float64)
+    wide = dtypes.complex128 if x1.dtype.kind == "c" else dtypes.float64  # (float64 would drop imag)
+    if x1.dtype != wide:
+        x1 = lax.convert_element_type(x1, wide)
+        x2 = lax.convert_element_type(x2, wide)
     return lax.pow(x1, x2)
 
 
@@ -350,7 +377,22 @@ def reciprocal(x, /):
     """Elementwise ``1 / x``, in ``x``'s dtype: for integers this truncates (and
     ``1 // 0`` gives 0; NumPy gives the dtype's minimum with a warning)."""
     x = _int8_if_bool(x)
+    if x.dtype.kind == "c":
+        return _complex_reciprocal(x)
     return lax.div(_const(x, 1), x)
+
+
+def _complex_reciprocal(x):
+    """NumPy's complex reciprocal loop (Smith's method with numerator 1), not ``1 / x``:
+    they differ at 0 (nan+nanj, not inf+nanj), at subnormals and in the sign of zeros."""
+    re, im = lax.real(x), lax.imag(x)
+    small_im = lax.le(lax.abs(im), lax.abs(re))
+    one = _const(re, 1.0)
+    r = lax.div(lax.select(small_im, im, re), lax.select(small_im, re, im))  # the ratio, |r| <= 1
+    d = lax.add(lax.mul(lax.select(small_im, im, re), r), lax.select(small_im, re, im))
+    out_re = lax.div(lax.select(small_im, one, r), d)
+    out_im = lax.neg(lax.div(lax.select(small_im, r, one), d))
+    return lax.complex(out_re, out_im)
 
 
 def power(x1, x2, /):
@@ -456,18 +498,21 @@ def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
 @_numeric
 def floor(x, /):
     """Largest integer ``<= x`` (integers and bools are returned unchanged)."""
+    reject_complex("floor", x)
     return lax.floor(x) if _is_float(x) else x
 
 
 @_numeric
 def ceil(x, /):
     """Smallest integer ``>= x`` (integers and bools are returned unchanged)."""
+    reject_complex("ceil", x)
     return lax.ceil(x) if _is_float(x) else x
 
 
 @_numeric
 def trunc(x, /):
     """Round toward zero (integers and bools are returned unchanged)."""
+    reject_complex("trunc", x)
     if not _is_float(x):
         return x
     return lax.select(lax.lt(x, _const(x, 0.0)), lax.ceil(x), lax.floor(x))
@@ -520,8 +565,8 @@ minimum = _simple("minimum", promote_args, lax.min, 2, "Elementwise minimum; nan
 
 @_numeric
 def fmax(x1, x2, /):
-    """Elementwise maximum ignoring nan (nan only where both are nan)."""
-    if not _is_float(x1):
+    """Elementwise maximum ignoring nan (nan only where both are nan; complex: either part)."""
+    if x1.dtype.kind not in "fc":
         return lax.max(x1, x2)
     # Replace each nan by the other operand; max then sees a number wherever one exists.
     return lax.max(lax.select(lax.ne(x1, x1), x2, x1), lax.select(lax.ne(x2, x2), x1, x2))
@@ -529,8 +574,8 @@ def fmax(x1, x2, /):
 
 @_numeric
 def fmin(x1, x2, /):
-    """Elementwise minimum ignoring nan (nan only where both are nan)."""
-    if not _is_float(x1):
+    """Elementwise minimum ignoring nan (nan only where both are nan; complex: either part)."""
+    if x1.dtype.kind not in "fc":
         return lax.min(x1, x2)
     return lax.min(lax.select(lax.ne(x1, x1), x2, x1), lax.select(lax.ne(x2, x2), x1, x2))
 
@@ -560,6 +605,8 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 - NumP
 
 def _to_bool(x, fname: str):
     x = asarray(x, fname=fname)
+    if x.dtype.kind == "c":  # NumPy's truth of a complex is "nonzero"; lax's cast reads only the real part
+        return lax.ne(x, full(aval_of(x).shape, 0, x.dtype))
     return x if x.dtype == _BOOL else lax.convert_element_type(x, _BOOL)
 
 
@@ -668,6 +715,7 @@ def signbit(x, /):
     """True where the sign bit is set (also for -0.0 and negative nans)."""
     check_arraylike("signbit", x)
     x = asarray(x, fname="signbit")
+    reject_complex("signbit", x)
     if _is_float(x):
         # copysign reads the sign bit, which comparisons cannot see for -0.0 and nan.
         return lax.lt(lax.copysign(_const(x, 1.0), x), _const(x, 0.0))
@@ -682,6 +730,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     ``copy`` is accepted for NumPy compatibility; results are never views."""
     check_arraylike("nan_to_num", x)
     x = asarray(x, fname="nan_to_num")
+    if x.dtype.kind == "c":  # NumPy replaces in each part separately
+        return _out(lax.complex(*(nan_to_num(p, copy, nan, posinf, neginf) for p in (lax.real(x), lax.imag(x)))))
     if not _is_float(x):
         return _out(x)
     info = np.finfo(x.dtype)

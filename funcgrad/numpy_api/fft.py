@@ -143,6 +143,16 @@ def _transform(fname: str, kind: str, a, s, axes, norm):
 
 
 def _one_axis(fname, kind, a, n, axis, norm):
+    # ``n=-1`` would read as fftn's "s[i] = -1: the input's length"; NumPy's 1-d n has no such
+    # meaning and raises, as for any n < 1.
+    if n is not None:
+        try:
+            n = operator.index(n)
+        except TypeError:
+            raise TypeError(f"{fname}: n must be an integer, got {n!r}") from None
+        if n < 1:
+            raise ValueError(f"{fname}: invalid number of FFT data points ({n}) specified (n; input shape "
+                             f"{shape_of(asarray(a, fname=fname))}, axis {axis})")
     return _transform(fname, kind, a, None if n is None else (n,), (axis,), norm)
 
 

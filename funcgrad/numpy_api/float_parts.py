@@ -30,6 +30,7 @@ from funcgrad.numpy_api._util import (
     promote_args,
     promote_args_inexact,
     promote_shapes,
+    reject_complex,
     shape_of,
 )
 from funcgrad.transforms.control_flow import while_loop
@@ -131,6 +132,7 @@ def _frexp(x):
 def _float_arg(name, x):
     check_arraylike(name, x)
     (x,) = promote_args_inexact(name, x)
+    reject_complex(name, x)
     return x
 
 
@@ -158,6 +160,7 @@ def ldexp(x1, x2, /):
     if x2.dtype.kind not in "iu":
         raise TypeError(f"ldexp: the exponent x2 must be an integer array, got {x2.dtype.name}")
     (x1,) = promote_args_inexact("ldexp", x1)
+    reject_complex("ldexp", x1)
     x1, x2 = promote_shapes("ldexp", x1, x2)
     dt = x1.dtype
     m, e = _frexp(x1)
@@ -192,6 +195,7 @@ def nextafter(x1, x2, /):
     """
     check_arraylike("nextafter", x1, x2)
     x1, x2 = promote_args_inexact("nextafter", x1, x2)
+    reject_complex("nextafter", x1, x2)
     zero = _const(x1, 0.0)
     is_zero = lax.eq(x1, zero)
     safe = lax.select(is_zero, _const(x1, 1.0), x1)  # 0 steps to the signed smallest subnormal

@@ -50,7 +50,7 @@ def _float_matrix(fname, a, square=False):
     _util.check_arraylike(fname, a)
     a = _util.asarray(a, fname=fname)
     aval = aval_of(a)
-    if aval.dtype.kind != "f":
+    if aval.dtype.kind not in "fc":  # (complex stays complex: casting would drop the imaginary part)
         a = lax.convert_element_type(a, dtypes.float64)
     if aval.ndim < 2:
         raise LinAlgError(f"{fname}: {aval.ndim}-dimensional array given (shape {aval.shape}); it must be at least 2-d")
@@ -61,6 +61,11 @@ def _float_matrix(fname, a, square=False):
 
 def _mT(x):
     return _swapaxes(x, -1, -2)
+
+
+def _mH(x):
+    """Conjugate transpose (the plain transpose for real x)."""
+    return lax.conj(_mT(x)) if aval_of(x).dtype.kind == "c" else _mT(x)
 
 
 def _default_rtol(a):
@@ -82,23 +87,23 @@ def _pinv_value(a, r, hermitian):
         s = _ew.abs(w)
     else:
         u, s, vh = _la.svd(a, full_matrices=False)
-    r = _util.asarray(r, dt, fname="pinv")
+    r = _util.asarray(r, np.finfo(dt).dtype, fname="pinv")  # (a real ratio, also for complex a)
     cutoff = _ew.multiply(r[..., None], _red.max(s, axis=-1, keepdims=True))
     keep = _ew.greater(s, cutoff)
     inv_s = _ew.where(keep, _ew.divide(1, _ew.where(keep, w if hermitian else s, 1)), 0).astype(dt)
     if hermitian:
-        return _prod.matmul(v * inv_s[..., None, :], _mT(v))
-    return _prod.matmul(_mT(vh) * inv_s[..., None, :], _mT(u))
+        return _prod.matmul(v * inv_s[..., None, :], _mH(v))
+    return _prod.matmul(_mH(vh) * inv_s[..., None, :], _mH(u))
 
 
 def _pinv_jvp_term(p, a, a_dot):
-    """The Moore-Penrose derivative: -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P."""
+    """The Moore-Penrose derivative: -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P."""
     m, n = shape_of(a)[-2:]
     dt = aval_of(p).dtype
     mm = _prod.matmul
     t1 = -mm(mm(p, a_dot), p)
-    t2 = mm(mm(mm(p, _mT(p)), _mT(a_dot)), np.eye(m, dtype=dt) - mm(a, p))
-    t3 = mm(mm(np.eye(n, dtype=dt) - mm(p, a), _mT(a_dot)), mm(_mT(p), p))
+    t2 = mm(mm(mm(p, _mH(p)), _mH(a_dot)), np.eye(m, dtype=dt) - mm(a, p))
+    t3 = mm(mm(np.eye(n, dtype=dt) - mm(p, a), _mH(a_dot)), mm(_mH(p), p))
     return t1 + t2 + t3
 
 
@@ -161,7 +166,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
         rank = _red.sum(_ew.greater(s, r * _red.max(s)), dtype=np.int32)
     else:
         rank = np.int32(0)
-    resid = _red.sum(_ew.square(b2 - _prod.matmul(a, x)), axis=0)
+    resid = _red.sum(_ew.square(_ew.abs(b2 - _prod.matmul(a, x))), axis=0)  # (|r|^2 for complex)
     if numpy_resid:
         if _util.is_tracer(rank):
             raise DataDependentShapeError(
@@ -405,6 +410,8 @@ def vecdot(x1, x2, /, *, axis=-1):
     n2 = s2[_util.canonicalize_axis(axis, len(s2), "vecdot")] if s2 else None
     if n1 != n2:
         raise ValueError(f"vecdot: shapes {s1} and {s2} differ along axis {axis} ({n1} != {n2})")
+    if aval_of(x1).dtype.kind == "c":  # NumPy's (and JAX's) vecdot conjugates x1
+        x1 = lax.conj(x1)
     return _red.sum(_ew.multiply(x1, x2), axis=axis)
 
 

@@ -32,7 +32,8 @@ _i64, _f64 = dtypes.int64, dtypes.float64
 
 
 def _is_float(x):
-    return _util.aval_of(x).dtype.kind == "f"
+    """Can hold NaN: float or complex (a complex is NaN where either part is, as NumPy's isnan)."""
+    return _util.aval_of(x).dtype.kind in "fc"
 
 
 def _full_like(x, value, dtype=None):
@@ -125,7 +126,12 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     avg = _red._div_count(_red.sum(arr, axes, dt, None, True), cnt)
     dev = lax.sub(arr, _util.broadcast_to(lax.convert_element_type(avg, aval.dtype), aval.shape))
     dev = lax.select(nan, _full_like(dev, 0), dev)
-    var = _red.sum(lax.mul(dev, dev), axes, dt, None, keepdims)
+    if aval.dtype.kind == "c":  # NumPy: |x - mean|**2, real
+        dev = lax.add(lax.mul(lax.real(dev), lax.real(dev)), lax.mul(lax.imag(dev), lax.imag(dev)))
+        dt = None if dt is None else dtypes.real_dtype(dt)
+    else:
+        dev = lax.mul(dev, dev)
+    var = _red.sum(dev, axes, dt, None, keepdims)
     dof = lax.sub(cnt if keepdims else lax.reshape(cnt, _util.shape_of(var)), _full_like(var, ddof, _i64))
     var = _red._div_count(var, dof)
     return numpy_result(lax.select(lax.le(dof, _full_like(dof, 0)), _full_like(var, np.nan), var))
@@ -214,6 +220,8 @@ def _nan_quantile(fname, a, q, axis, out, method, keepdims, scale):
     aval = _util.aval_of(x)
     if aval.dtype == dtypes.bool_:
         raise TypeError(f"{fname}: boolean arrays are not supported (NumPy cannot subtract booleans)")
+    if aval.dtype.kind == "c":  # NumPy: "a must be an array of real numbers"
+        raise TypeError(f"{fname}: a must be an array of real numbers, got {aval.dtype.name} of shape {aval.shape}")
     qa, qd = _q_array(fname, q, scale)
     if not _is_float(x) and qd.kind == "f":
         # No NaNs; NumPy interpolates the ints in float64, exactly like float64 data.

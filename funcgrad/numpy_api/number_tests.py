@@ -82,7 +82,7 @@ def array_equal(a1, a2, equal_nan=False):
     if shape_of(x) != shape_of(y):
         return np.False_
     eq = lax.eq(x, y)
-    if equal_nan and x.dtype.kind == "f":
+    if equal_nan and x.dtype.kind in "fc":  # (complex: nan in either part, as NumPy's isnan)
         eq = lax.bitwise_or(eq, lax.bitwise_and(lax.ne(x, x), lax.ne(y, y)))
     return _all_or_empty(eq)
 
@@ -106,6 +106,9 @@ def _inf_test(name, sign):
     def fn(x, /):
         check_arraylike(name, x)
         x = asarray(x, fname=name)
+        if x.dtype.kind == "c":  # NumPy: "would be ambiguous"
+            raise TypeError(f"{name}: not supported for complex input (got {x.dtype.name} of shape "
+                            f"{shape_of(x)}): which part? test fnp.real(x) or fnp.imag(x)")
         if x.dtype.kind != "f":
             return _out(full(shape_of(x), False, _BOOL))
         return _out(lax.eq(x, full(shape_of(x), sign * np.inf, x.dtype)))

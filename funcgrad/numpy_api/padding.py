@@ -139,7 +139,7 @@ def _ramp(edge, end, width, axis, dt, reverse):
     steps = np.arange(width, dtype=np.float64).reshape(shape)
     if reverse:
         steps = steps[(slice(None),) * axis + (slice(None, None, -1),)]
-    work = dt if dt.kind == "f" else dtypes.float64
+    work = dt if dt.kind in "fc" else dtypes.float64
     e = cast(edge, work)
     end = cast(end, work) if is_tracer(end) else np.asarray(end, work)
     out = cast(steps, work) * ((e - end) / width) + end

@@ -15,6 +15,7 @@ from funcgrad import errors
 from funcgrad.core import dtypes
 from funcgrad.numpy_api._util import asarray, aval_of, check_arraylike, is_tracer, result_type
 from funcgrad.numpy_api.calculus import convolve
+from funcgrad.numpy_api.complex_funcs import conj
 from funcgrad.numpy_api.creation import arange, eye, ones, zeros, zeros_like
 from funcgrad.numpy_api.elementwise import sqrt, where
 from funcgrad.numpy_api.indexing import take
@@ -46,7 +47,7 @@ def _vec(x, fname, what="p"):
 
 def _inexact(v):
     dt = aval_of(v).dtype
-    return v if dt.kind == "f" else cast(v, dtypes.float64)
+    return v if dt.kind in "fc" else cast(v, dtypes.float64)  # (complex stays complex: NumPy's)
 
 
 def polyval(p, x, *, unroll=16):
@@ -124,14 +125,14 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     u, s, vt = svd(lhs, full_matrices=False)
     keep = s > rcond * s[0]
     s_inv = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
-    uty = matmul(u.T, rhs)
-    c = matmul(vt.T, (s_inv * uty.T).T if aval_of(rhs).ndim == 2 else s_inv * uty)
+    uty = matmul(conj(u).T, rhs)  # (the pseudo-inverse V S^-1 U^H: conjugate for complex data)
+    c = matmul(conj(vt).T, (s_inv * uty.T).T if aval_of(rhs).ndim == 2 else s_inv * uty)
     c = (c.T / scale).T
     if not (full or cov):
         return c
     rank = _sum(cast(keep, dtypes.int32), dtype=np.int32)
     resid = rhs - matmul(lhs, (c.T * scale).T)
-    sq = _sum(resid * resid, axis=0)
+    sq = _sum((resid * conj(resid)).real if aval_of(resid).dtype.kind == "c" else resid * resid, axis=0)
     if full:
         # NumPy reports residuals only for a full-rank, over-determined fit.
         if m > order and (is_tracer(rank) or int(rank) == order):
@@ -290,7 +291,7 @@ def polyint(p, m=1, k=None):
         raise ValueError(f"polyint: k must be a scalar or a sequence of at least m={m} constants, got shape "
                          f"{aval_of(kv).shape}")
     pv = _inexact(pv)
-    dt = result_type(pv, kv) if aval_of(kv).dtype.kind == "f" else aval_of(pv).dtype
+    dt = result_type(pv, kv) if aval_of(kv).dtype.kind in "fc" else aval_of(pv).dtype
     for i in range(m):
         n = aval_of(pv).shape[0]
         pv = concatenate([cast(pv / arange(n, 0, -1), dt), cast(kv[i:i + 1], dt)])

@@ -184,7 +184,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
 
 def _nan_to(x, value):
     aval = _util.aval_of(x)
-    if aval.dtype.kind != "f":
+    if aval.dtype.kind not in "fc":  # (complex: nan in either part, as NumPy's isnan)
         return x
     return lax.select(_isnan(x), _util.full(aval.shape, value, aval.dtype), x)
 
@@ -346,7 +346,7 @@ def _nan_extremum(fname, reduce, fill, a, axis, out, keepdims):
     """max/min ignoring NaN: NaN becomes -inf/+inf, and all-NaN slices give NaN."""
     x = _arg(fname, a)
     aval = _util.aval_of(x)
-    if aval.dtype.kind != "f":
+    if aval.dtype.kind not in "fc":
         return _extremum(fname, reduce, x, axis, out, keepdims)
     y = _extremum(fname, reduce, _nan_to(x, fill), axis, out, keepdims)
     all_nan = _extremum(fname, lax.reduce_min, _isnan(x), axis, None, keepdims)
@@ -416,11 +416,11 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
     """Mean of the non-NaN elements; NaN for slices with none."""
     x = _arg("nanmean", a)
     aval = _util.aval_of(x)
-    if aval.dtype.kind != "f":
+    if aval.dtype.kind not in "fc":
         return mean(x, axis, dtype, out, keepdims)
     _no_out("nanmean", out)
     dt = _user_dtype("nanmean", dtype)
-    if dt is not None and dt.kind != "f":
+    if dt is not None and dt.kind not in "fc":
         raise TypeError("nanmean: if a is inexact, then dtype must be inexact")
     mask = _isnan(x)
     total = sum(_nan_to(x, 0), axis, dt, None, keepdims)
@@ -530,6 +530,8 @@ def _quantile(fname, a, q, axis, out, method, keepdims, scale):
     aval = _util.aval_of(x)
     if aval.dtype == dtypes.bool_:
         raise TypeError(f"{fname}: boolean arrays are not supported (NumPy cannot subtract booleans)")
+    if aval.dtype.kind == "c":  # NumPy: "a must be an array of real numbers" (no order to interpolate in)
+        raise TypeError(f"{fname}: a must be an array of real numbers, got {aval.dtype.name} of shape {aval.shape}")
     # Everything about q is static metadata, computed with NumPy as NumPy does:
     # virtual index (n-1)*q, neighbours floor/floor+1 clamped, weight gamma = frac.
     weak_q = type(q) in (int, float)  # a Python q keeps a float32 result float32

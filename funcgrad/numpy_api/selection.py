@@ -395,6 +395,8 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         w = arg("bincount", weights, "weights")
         if _util.shape_of(w) != (n,):
             raise ValueError(f"bincount: weights of shape {_util.shape_of(w)} must have x's shape {(n,)}")
+        if _util.aval_of(w).dtype.kind == "c":  # (the float64 cast would drop imag; NumPy raises too)
+            raise TypeError(f"bincount: weights must be real, got {_util.aval_of(w).dtype} of shape {(n,)}")
         dt = dtypes.float64  # NumPy casts the weights to double
         w = lax.convert_element_type(w, dt)
     idx = lax.max(lax.convert_element_type(xs, _i64), const(0, _i64, (n,)))

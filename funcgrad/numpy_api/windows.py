@@ -112,5 +112,7 @@ def i0(x):
     check_arraylike("i0", x)
     xv = asarray(x, fname="i0")
     dt = aval_of(xv).dtype
+    if dt.kind == "c":  # (the cast below would drop the imaginary part)
+        raise TypeError(f"i0: not supported for complex values (got {dt.name} of shape {aval_of(xv).shape}), as NumPy")
     out_dt = dt if dt.kind == "f" else dtypes.float64
     return cast(asarray(bessel.i0(cast(xv, out_dt))), out_dt)

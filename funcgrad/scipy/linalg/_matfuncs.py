@@ -71,7 +71,7 @@ def _pade(m):
 def _expm_one(a, max_squarings):
     """expm of one matrix: scale by 2^-s so the lowest adequate degree applies, square s times."""
     dt = aval_of(a).dtype
-    thetas = _THETA[np.dtype(dt)]
+    thetas = _THETA[np.dtype(dt) if dt.kind == "f" else np.finfo(dt).dtype]  # (complex: its parts' bounds)
     norm = fnp.max(fnp.sum(fnp.abs(a), axis=0))  # the 1-norm
     s = fnp.maximum(0.0, fnp.ceil(fnp.log2(norm / thetas[-1][1])))
     too_many = ~(s <= max_squarings)  # also NaN/inf entries
@@ -154,7 +154,7 @@ def _sqrtm_impl(a):
         k, _, _, change = state
         return (k < 60) & (change > 10 * eps)
 
-    init = (np.int32(0), a, U.eye_like(a), np.asarray(np.inf, dt))
+    init = (np.int32(0), a, U.eye_like(a), np.asarray(np.inf, np.finfo(dt).dtype))  # (change is real)
     _, y, _, _ = lax.while_loop(cond, body, init)
     # A negative real eigenvalue (no real square root) leaves the iteration unconverged.
     scale = fnp.maximum(fnp.max(fnp.abs(a), axis=(-2, -1)), eps)

@@ -31,9 +31,20 @@ def float_args(fname, *args):
     return _util.promote_args_inexact(fname, *args)
 
 
+def real_args(fname, *args):
+    """``float_args`` for the real-only functions: complex input raises a TypeError naming
+    ``fname`` (their real formulas would silently drop the imaginary part)."""
+    args = float_args(fname, *args)
+    if args and _util.aval_of(args[0]).dtype.kind == "c":
+        aval = _util.aval_of(args[0])
+        raise TypeError(f"{fname}: complex input is not supported (got {aval.dtype.name} of shape {aval.shape}); "
+                        "funcgrad.scipy.special is real-only")
+    return args
+
+
 def unary(fname, prim_fn, doc):
     def fn(x):
-        (x,) = float_args(fname, x)
+        (x,) = real_args(fname, x)
         return out(prim_fn(x))
 
     fn.__name__ = fn.__qualname__ = fname
@@ -48,7 +59,7 @@ def in_float64(fname, fn, *args):
     written for float64 (their coefficients would underflow or round in float32); a
     float32 argument is widened, computed and rounded once, so float32 in gives an
     accurately rounded float32 out. Casts are differentiable, so derivatives follow."""
-    args = float_args(fname, *args)
+    args = real_args(fname, *args)
     dtype = _util.aval_of(args[0]).dtype
     if dtype != F64:
         args = [lax.convert_element_type(a, F64) for a in args]
