@@ -27,7 +27,9 @@ BATCH = 3  # vmap batch size
 COMPLEX_TEXTS = [
     "{M}.abs({M}.exp(1j * {a}) * (0.5 - 2j) + {b})",
     "(({a} + 1j * {b}) * ({b} - 0.5j)).real",
-    "{M}.imag({M}.sqrt({a} + 1j * {b}))",
+    # (real part >= 0.5: away from sqrt's branch point, where the JVP is 0 * inf = nan as in
+    # JAX, and from its cut along the negative reals, where imag jumps)
+    "{M}.imag({M}.sqrt({M}.abs({a}) + 0.5 + 1j * {b}))",
     "{M}.real(({a} + 1j) / ({b} - 2j))",
     "{M}.abs({M}.sin({a} + 0.5j * {b})) + {M}.angle({b} - 1j)",
     "{M}.real({M}.sum({a} * (1 + 2j) * {b} ** 2))",
