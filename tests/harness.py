@@ -152,3 +152,15 @@ def fd_grad(f, x, eps=1e-6):
         out.flat[i] = (f(x + e) - f(x - e)) / (2 * eps)
     return out
 
+
+
+# The start of a child-process script that counts the programs it has LLVM optimise (none
+# when everything comes from the disk cache): ``optimised`` gets one entry per compile.
+CHILD_COUNTING_COMPILES = """\
+import numpy as np
+import funcgrad as fg, funcgrad.numpy as fnp
+from funcgrad.lowering import engine
+optimised = []
+_real_optimised = engine._optimised
+engine._optimised = lambda text, pto: optimised.append(1) or _real_optimised(text, pto)
+"""

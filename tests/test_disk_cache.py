@@ -13,20 +13,14 @@ import funcgrad.numpy as fnp
 from funcgrad import config
 from funcgrad.lowering import disk_cache, engine
 
+from harness import CHILD_COUNTING_COMPILES
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # A program with an array constant (bound at link time) and a Python scalar; the child
 # prints its result's bytes and whether it compiled (optimised) anything itself.
-CHILD = textwrap.dedent("""
-    import sys, numpy as np
-    import funcgrad as fg, funcgrad.numpy as fnp
-    from funcgrad.lowering import engine
-    optimised = []
-    real = engine._optimised
-    def counting(text, pto):
-        optimised.append(1)
-        return real(text, pto)
-    engine._optimised = counting
+CHILD = CHILD_COUNTING_COMPILES + textwrap.dedent("""
+    import sys
     w = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
     f = fg.jit(lambda x, s: fnp.sum(fnp.tanh(x @ w) * s) + fnp.sin(x).sum())
     out = f(np.arange(3.0) / 3, 0.5)

@@ -20,7 +20,7 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.scipy import signal as fsignal
 
-from harness import compiled_and_evaluated
+from harness import CHILD_COUNTING_COMPILES, compiled_and_evaluated
 
 LENGTHS = [1, 2, 3, 5, 7, 16, 17, 97, 128, 1000, 1024]
 NORMS = [None, "backward", "ortho", "forward"]
@@ -314,13 +314,7 @@ def test_numpy_fft_on_a_tracer_dispatches_to_funcgrad():
 
 
 # --- the disk cache: a new process links the program and binds its plans without LLVM ------
-_CHILD = textwrap.dedent("""
-    import numpy as np
-    import funcgrad as fg, funcgrad.numpy as fnp
-    from funcgrad.lowering import engine
-    optimised = []
-    real = engine._optimised
-    engine._optimised = lambda text, pto: optimised.append(1) or real(text, pto)
+_CHILD = CHILD_COUNTING_COMPILES + textwrap.dedent("""
     f = fg.jit(lambda v: fnp.fft.irfft(fnp.fft.fft2(v).real[:, :4] * 2.0, n=7))
     out = f(np.linspace(-1.0, 1.0, 35).reshape(5, 7))
     print(np.asarray(out).tobytes().hex(), len(optimised))

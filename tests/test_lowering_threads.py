@@ -14,6 +14,8 @@ import funcgrad.numpy as fnp
 from funcgrad import config, lax
 from funcgrad.lowering import parallel, threadpool
 
+from harness import CHILD_COUNTING_COMPILES
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 rng = np.random.default_rng(7)
 
@@ -204,16 +206,7 @@ def test_environment_thread_count_and_fork(threads):
     assert here.tobytes().hex() == value  # the same bits whatever the thread count
 
 
-WARM_CHILD = textwrap.dedent("""
-    import numpy as np
-    import funcgrad as fg, funcgrad.numpy as fnp
-    from funcgrad.lowering import engine
-    optimised = []
-    real = engine._optimised
-    def counting(text, pto):
-        optimised.append(1)
-        return real(text, pto)
-    engine._optimised = counting
+WARM_CHILD = CHILD_COUNTING_COMPILES + textwrap.dedent("""
     x = np.linspace(-3, 3, 400_000).reshape(400, 1000)
     f = fg.jit(lambda x: (fnp.tanh(x) * 2.0, fnp.sum(fnp.exp(-x * x), axis=1), fnp.sum(x * x)))
     print("".join(np.asarray(o).tobytes().hex() for o in f(x))[:4000], len(optimised))
