@@ -311,8 +311,11 @@ def load_module(key: str, declared: list[str], symbols: list[str], imports: dict
         return handle
 
 
-def _link(obj: bytes, declared, symbols, unique, imports, text, library=False, extra=None) -> CompiledModule:
+def _link(obj: bytes, declared, symbols, unique, imports, text, library=False, extra=None,
+          quick=False) -> CompiledModule:
     st = _init()
+    if not quick:  # (optimised code never binds a library's quick code: see ``_quick_bound``)
+        _settle(declared)
     builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
     for name in declared:
         address = imports.get(name, _symbols.get(name))
@@ -330,11 +333,27 @@ def _link(obj: bytes, declared, symbols, unique, imports, text, library=False, e
     return CompiledModule(addrs, text, tracker, library)
 
 
-def link_object(obj: bytes, declared, symbols, imports, text, extra_exports=None) -> CompiledModule:
+def link_object(obj: bytes, declared, symbols, imports, text, extra_exports=None, library=False,
+                quick=False) -> CompiledModule:
     """Link a program's object code (``@fg_main_<symbol>`` entry points) as a library of
-    its own; ``extra_exports`` ({key: symbol}) adds more addresses to ``addrs``."""
+    its own; ``extra_exports`` ({key: symbol}) adds more addresses to ``addrs``. ``quick``:
+    ``tiered``'s quick code, which may bind libraries' quick code."""
     with _lock:
-        return _link(obj, declared, symbols, "@fg_main_", imports, text, False, extra_exports)
+        return _link(obj, declared, symbols, "@fg_main_", imports, text, library, extra_exports, quick)
+
+
+# Names bound (``add_symbol``) to a library's quick code (``tiered.compile_library_quick``)
+# whose optimised code is not linked yet -> a function linking it and re-binding the names.
+# Only quick program code may call quick library code: any other link of a module that
+# declares one of these names first makes the optimised library (``_settle``).
+_quick_bound: dict = {}
+
+
+def _settle(declared) -> None:
+    for name in declared:
+        upgrade = _quick_bound.get(name)
+        if upgrade is not None:
+            upgrade()
 
 
 # --- what a program needs besides its object code -------------------------------------------
@@ -421,12 +440,17 @@ def compile_ir(text: str, symbols: list[str], unique: str = "@fg_main_") -> dict
     return handle.addrs
 
 
-def compile_library(name: str, make_text, symbols: list[str]) -> dict:
+def compile_library(name: str, make_text, symbols: list[str], bind: bool = False) -> dict:
     """``compile_ir(make_text(), symbols)`` for a process-long library known by ``name``
     (unique to what its text depends on besides funcgrad's source: e.g. the function and
     its dtype). With the disk cache on, a record under ``name`` (``program_cache``) gives
     its object code directly: a warm process links it without emitting and hashing the
-    text (``make_text`` is called only on a miss, or when someone asks for the IR)."""
+    text (``make_text`` is called only on a miss, or when someone asks for the IR).
+
+    ``bind``: bind each symbol by its own name (``add_symbol``) for the modules that
+    declare it. Such a library may be tiered (``tiered.compile_library_quick``: disk cache
+    off, tiering on): its quick code is bound first and the optimised code re-bound when
+    the worker has compiled it; the returned addresses are the first ones bound."""
     key = program_cache.library_key(name, _init()["fingerprint"]) if disk_cache.enabled() else None
     record = program_cache.load_library(key) if key else None
     if record is not None:
@@ -438,9 +462,24 @@ def compile_library(name: str, make_text, symbols: list[str]) -> dict:
             program_cache.counts["library_hits"] += 1
             with _lock:
                 _permanent.append(handle)
+                _bind(handle.addrs, symbols, bind)
             return handle.addrs
     text = make_text()
+    if bind and key is None:
+        from funcgrad.lowering import tiered  # (it imports this module)
+
+        with _lock:
+            if _module_cache.get((text, (), True)) is None and tiered.library_eligible(text):
+                return tiered.compile_library_quick(text, symbols)
     addrs = compile_ir(text, symbols)
+    with _lock:
+        _bind(addrs, symbols, bind)
     if key:
         program_cache.store_library(key, object_key(text, library=True), declared_names(text))
     return addrs
+
+
+def _bind(addrs: dict, symbols, bind: bool) -> None:
+    for s in symbols if bind else ():
+        _symbols[s] = addrs[s]
+        _quick_bound.pop(s, None)

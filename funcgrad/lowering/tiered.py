@@ -130,7 +130,7 @@ def compile_quick(text: str, symbols, imports):
     obj = _quick_object(quick)
     tiers = [s for s in symbols if s in _TRAMPOLINED]
     handle = engine.link_object(obj, engine.declared_names(text), symbols, imports, text,
-                                extra_exports={f"tier:{s}": f"fg_tier_{s}" for s in tiers})
+                                extra_exports={f"tier:{s}": f"fg_tier_{s}" for s in tiers}, quick=True)
     if _mode[0] == "quick":
         return handle
     slots = {s: handle.addrs.pop(f"tier:{s}") for s in tiers}
@@ -161,7 +161,7 @@ def _run(q, stop) -> None:
             if tools is None:  # this thread's own context, pass options and target machine
                 with _step:
                     tools = (llvm.create_context(), engine._init()["make_tm"](2))
-            _tier_up(job, tools, stop)
+            (_tier_up_library if isinstance(job, _Library) else _tier_up)(job, tools, stop)
         except Exception:  # noqa: BLE001  (the quick code keeps running: always correct)
             pass
         finally:
@@ -226,6 +226,81 @@ def _optimised_object(text: str, tools, stop) -> bytes | None:
             with _step:
                 mod.close()
     return None
+
+
+# --- process-long libraries (the vector-math functions) -------------------------------------------
+# A library's functions run inside programs' loops, so its code is always optimised: 5-9 ms
+# of LLVM time for one vector-math function (most of it instruction selection: its IR is
+# vectorised by hand, the passes add little), paid inside the first call of the first
+# program that needs it. With tiering on and the disk cache off, a library bound by name
+# (``engine.compile_library(..., bind=True)``) is linked quick first (no passes, the fast
+# instruction selector: about a third of that) and its optimised code is compiled by the
+# worker, queued ahead of the programs that call it, then bound in its place. A module
+# links the addresses bound at its link time, so only quick program code may bind quick
+# library code: any other link of a module declaring one of its names (a program compiled
+# optimised at once, a tier-up, a disk-cache load) first makes the optimised library on
+# its own thread (``engine._settle``). A library with a fast-math flag is never tiered, so
+# both give the same bits (no flag lets LLVM reorder or contract an operation).
+_FLAG = re.compile(r"(?<![%@\w.$-])(?:fast|reassoc|contract|nnan|ninf|nsz|arcp|afn)\b")  # (not %fast)
+
+
+class _Library:
+    """A library bound to its quick code, waiting for its optimised code."""
+
+    __slots__ = ("text", "symbols", "done")
+
+    def __init__(self, text: str, symbols):
+        self.text, self.symbols, self.done = text, list(symbols), False
+
+
+def library_eligible(text: str) -> bool:
+    """Whether the library ``text`` may be linked quick first (tiering on, no fast-math)."""
+    return _enabled() and not _FLAG.search(text)
+
+
+def compile_library_quick(text: str, symbols) -> dict:
+    """Link the library ``text``'s quick code, bind ``symbols`` to it by name and queue its
+    optimised compile (mode ``"quick"``: not queued; the next optimised link that needs it
+    compiles it). Returns the quick addresses (under ``engine._lock``, which the caller holds)."""
+    handle = engine.link_object(_quick_object(text), engine.declared_names(text), symbols, {}, text,
+                                library=True, quick=True)
+    engine._permanent.append(handle)
+    job = _Library(text, symbols)
+    for s in job.symbols:
+        engine._symbols[s] = handle.addrs[s]
+        engine._quick_bound[s] = lambda: _upgrade(job)
+    if _mode[0] != "quick":
+        with _idle:
+            _pending[0] += 1
+        _worker().put(job)
+    return dict(handle.addrs)
+
+
+def _upgrade(job: _Library, obj: bytes | None = None) -> None:
+    """Link ``job``'s optimised object (``obj``, or compiled here with the engine's own
+    tools) and bind its names to it, unless done already."""
+    with engine._lock:
+        if job.done:
+            return
+        if obj is None:
+            obj = engine._object_code(job.text, library=True)
+        full = engine.link_object(obj, engine.declared_names(job.text), job.symbols, {}, job.text, library=True)
+        engine._permanent.append(full)
+        engine._module_cache[(job.text, (), True)] = full  # (``compile_ir`` of the same text)
+        job.done = True
+        for s in job.symbols:
+            engine._symbols[s] = full.addrs[s]
+            engine._quick_bound.pop(s, None)
+
+
+def _tier_up_library(job: _Library, tools, stop) -> None:
+    if job.done or not _wait_quiet(stop):
+        return
+    obj = _optimised_object(job.text, tools, stop)
+    if obj is None or job.done or not _wait_quiet(stop):
+        return
+    with _step:
+        _upgrade(job, obj)
 
 
 def wait(timeout: float | None = None) -> bool:

@@ -527,19 +527,23 @@ def _library(name: str, dtype: str) -> None:
     with _LIB_LOCK:
         if base in _LIB:
             return
-        def make_text():
-            mb = ModuleBuilder()
-            mb.helper(base, lambda: _define(mb, name, dtype))
-            text = mb.text()
-            for sym in (base, vec):  # exported (external: fg_main_<sym> in its own library)
-                text = text.replace(f"@{sym}(", f"@fg_main_{sym}(")
-            return re.sub(r"define internal ([^@]+) @fg_main_", r"define \1 @fg_main_", text)
+        # (a warm disk cache links it by name: the text is made only on a miss; bound by
+        # name, with tiering its quick code first: ``tiered.compile_library_quick``)
+        _LIB[base] = engine.compile_library(f"vecmath {name} {dtype.name}", lambda: library_text(name, dtype),
+                                            [base, vec], bind=True)
 
-        # (a warm disk cache links it by name: the text is made only on a miss)
-        addrs = engine.compile_library(f"vecmath {name} {dtype.name}", make_text, [base, vec])
-        for sym in (base, vec):
-            engine.add_symbol(sym, addrs[sym])
-        _LIB[base] = addrs
+
+def library_text(name: str, dtype) -> str:
+    """The IR of the library of ``name`` for ``dtype``: its scalar entry and vector variant
+    (``_exports``) exported as ``@fg_main_<symbol>``."""
+    dtype = np.dtype(dtype)
+    base, vec, _ = _exports(name, dtype)
+    mb = ModuleBuilder()
+    mb.helper(base, lambda: _define(mb, name, dtype))
+    text = mb.text()
+    for sym in (base, vec):  # exported (external: fg_main_<sym> in its own library)
+        text = text.replace(f"@{sym}(", f"@fg_main_{sym}(")
+    return re.sub(r"define internal ([^@]+) @fg_main_", r"define \1 @fg_main_", text)
 
 
 def call(b, name: str, *xs: Value) -> Value:
