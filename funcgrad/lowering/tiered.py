@@ -201,13 +201,13 @@ def _tier_up(job, tools, stop) -> None:
 def _optimised_object(text: str, tools, stop) -> bytes | None:
     """The full pipeline's object for ``text`` (as ``engine``'s), in this thread's context."""
     context, tm = tools
-    st = engine._init()
+    engine._init()
     for slp in (True, False):  # (an optimiser failure: retried without the SLP vectorizer)
         with _step:
             mod = llvm.parse_assembly(text, context=context)
         try:
             with _step:
-                mod.triple, mod.data_layout = st["triple"], st["data_layout"]
+                engine.prepare(mod)
                 mod.verify()
             if not _wait_quiet(stop):
                 return None
