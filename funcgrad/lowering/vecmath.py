@@ -339,9 +339,7 @@ def _lanes() -> tuple:
     if _LANES_CACHE:
         return _LANES_CACHE[0]
     try:
-        import llvmlite.binding as llvm
-
-        feats = llvm.get_host_cpu_features()
+        feats = engine.host_features()  # (the engine's, asked once per process)
         lanes = (8,) if feats.get("avx512f") else (4,) if feats.get("avx") else (2,)
     except Exception:  # pragma: no cover - be generous when the host is unknown
         lanes = (2, 4, 8)
