@@ -294,8 +294,6 @@ def compile_module(text: str, symbols: list[str], unique: str = "@fg_main_", imp
     clash, and the text is compiled as it is: the same text gives the same object code
     in every process (which is what the disk cache stores). ``library``: its functions
     are called by other modules (``compile_ir``), so it always gets the full pipeline."""
-    from funcgrad.lowering import tiered  # (it imports this module)
-
     imports = imports or {}
     cache_key = (text, tuple(sorted(imports.items())), library) if imports or library else text
     with _lock:
@@ -305,14 +303,23 @@ def compile_module(text: str, symbols: list[str], unique: str = "@fg_main_", imp
         _last_compile[0] = time.monotonic()
         key = object_key(text, library)
         obj = disk_cache.load(key) if key else None
-        if key is None and tiered.eligible(text, symbols, unique, library):  # (disk cache off)
-            handle = tiered.compile_quick(text, symbols, imports)  # (the optimised code follows)
+        if key is None and _tiered().eligible(text, symbols, unique, library):  # (disk cache off)
+            handle = _tiered().compile_quick(text, symbols, imports)  # (the optimised code follows)
         else:
             obj = obj if obj is not None else _object_code(text, library)
             handle = _link(obj, declared_names(text), symbols, unique, imports, text, library)
         _module_cache[cache_key] = handle
         _last_compile[0] = time.monotonic()
         return handle
+
+
+def _tiered():
+    """``tiered`` (it imports this module), imported when first needed: with the disk
+    cache on it is never needed, and its import (its worker's ``queue``) cost ~1 ms of a
+    new process's first ``jit`` call."""
+    from funcgrad.lowering import tiered
+
+    return tiered
 
 
 _last_compile = [0.0]  # time.monotonic() of the last compile on a calling thread
@@ -513,11 +520,9 @@ def compile_library(name: str, make_text, symbols: list[str], bind: bool = False
             return handle.addrs
     text = make_text()
     if bind and key is None:
-        from funcgrad.lowering import tiered  # (it imports this module)
-
         with _lock:
-            if _module_cache.get((text, (), True)) is None and tiered.library_eligible(text):
-                return tiered.compile_library_quick(text, symbols)
+            if _module_cache.get((text, (), True)) is None and _tiered().library_eligible(text):
+                return _tiered().compile_library_quick(text, symbols)
     addrs = compile_ir(text, symbols)
     with _lock:
         _bind(addrs, symbols, bind)
