@@ -1,7 +1,8 @@
 """The process-wide LLVM JIT: target machines, the optimisation pipeline, one ORC LLJIT.
 
 Each compilation parses the IR text, optimises it (O2 with loop and SLP vectorisation; a
-program without loops: O1 and the fast instruction selector, see ``pipeline``),
+program without loops: O1 and the fast instruction selector, see ``pipeline``; a
+program's entry wrappers are left unoptimised, see ``WRAPPERS``),
 verifies it, and emits a relocatable object with a TargetMachine that is never handed to
 the JIT; the object is linked into the LLJIT as a library of its own. The library's
 ResourceTracker lives in the ``CompiledModule`` handle: when the last handle dies (with

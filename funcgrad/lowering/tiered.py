@@ -24,7 +24,8 @@ fast-math flag anywhere in the IR (``reassoc``/``contract``/... let O2 reorder o
 floating-point operations; the generated matrix kernels use them), so both tiers compute
 the same IEEE operations in the same order, and the vector-math library is the same
 compiled code whether the loop calls its vector or its scalar entry
-(``tests/test_first_call_tiers.py`` compares the bits over the op-table programs).
+(``tests/test_first_call_tiers.py`` compares the bits over the op-table programs). The
+vector-math libraries are tiered the same way, by name (see "process-long libraries").
 
 llvmlite runs one LLVM call at a time in a process (a global lock), so the worker would
 hold up the calling thread's next compile for up to one of its steps (≈ 5 ms): it starts a
