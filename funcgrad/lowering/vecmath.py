@@ -53,7 +53,7 @@ import numpy as np
 
 from funcgrad.lowering import engine, vecmath_avx512, vecmath_f32
 from funcgrad.lowering.builder import F32, F64, ModuleBuilder, Value
-from funcgrad.lowering.vecmath_ir import Fn
+from funcgrad.lowering.vecmath_ir import Fn, Pool
 
 
 def _taylor(coeffs) -> list:
@@ -351,6 +351,7 @@ def _lanes() -> tuple:
 
 _LANES_CACHE: list = []
 _ATTRS = "nounwind willreturn memory(none)"
+_DEF_ATTRS = "nounwind willreturn memory(read)"  # (the definitions read their constant pools)
 
 
 def _variants(scalar: str, arity: int, width: int, vector: str | None = None) -> str:
@@ -358,28 +359,44 @@ def _variants(scalar: str, arity: int, width: int, vector: str | None = None) ->
     return f'"vector-function-abi-variant"="_ZGV_LLVM_N{width}{"v" * arity}_{scalar}({vector})"'
 
 
-def _body(module, name: str, lanes: int):
-    """The body of ``name`` on ``lanes`` lanes (arguments %x0, ...): (text, result ref)."""
+def _body(module, name: str, lanes: int, pool=None):
+    """The body of ``name`` on ``lanes`` lanes (arguments %x0, ...): (text, result ref).
+    With a bound (``_FALLBACK``), lanes beyond it go to the C library through one
+    mask test and a cold branch per call (the text then ends with its own ``ret``s:
+    the result ref is None)."""
     body_fn, arity = FUNCTIONS[name]
-    f = _Fn(module, lanes)
+    f = _Fn(module, lanes, pool=pool)
     args = [f"%x{i}" for i in range(arity)]
     r = body_fn(f, *args)
     bound = _FALLBACK.get(name)
-    if bound is not None:  # arguments beyond ``bound``: the C library, lane by lane
-        big = f.cmp("ogt", f.abs(args[0]), bound)
-        slow = _slow_path(module, name, lanes)
-        r = f._t(f"call {f.F} {slow}({f.F} {args[0]}, {f.B} {big}, {f.F} {r})")
-    return "\n".join(f.lines), r
+    if bound is None:
+        return "\n".join(f.lines), r
+    big = f.cmp("ogt", f.abs(args[0]), bound)
+    slow = _slow_path(module, name, lanes)
+    red = f"llvm.vector.reduce.or.v{lanes}i1"
+    module.declare(red, f"declare i1 @{red}({f.B})")
+    module.declare("llvm.expect.i1", "declare i1 @llvm.expect.i1(i1, i1)")
+    anyb = f._t(f"call i1 @{red}({f.B} {big})")
+    cold = f._t(f"call i1 @llvm.expect.i1(i1 {anyb}, i1 false)")
+    f.lines += [f"  br i1 {cold}, label %slow, label %fast", "fast:", f"  ret {f.F} {r}", "slow:"]
+    s = f._t(f"call {f.F} {slow}({f.F} {args[0]}, {f.B} {big}, {f.F} {r})")
+    f.lines.append(f"  ret {f.F} {s}")
+    return "\n".join(f.lines), None
 
 
 def _define_core(module, name: str, lanes: int) -> str:
-    """``@fg_vm_<name>_f64_v<lanes>``: the one compiled body of ``name``."""
+    """``@fg_vm_<name>_f64_v<lanes>``: the one compiled body of ``name``, its constants
+    in the global ``@fg_vm_k_<name>_f64_v<lanes>`` (``vecmath_ir.Pool``)."""
     _, arity = FUNCTIONS[name]
     ty = f"<{lanes} x double>"
     params = ", ".join(f"{ty} %x{i}" for i in range(arity))
-    body, r = _body(module, name, lanes)
-    return (f"define internal {ty} @fg_vm_{name}_f64_v{lanes}({params}) noinline {_ATTRS} {{\n"
-            f"entry:\n{body}\n  ret {ty} {r}\n}}")
+    pool = Pool(f"fg_vm_k_{name}_f64_v{lanes}") if lanes > 1 else None
+    body, r = _body(module, name, lanes, pool)
+    if pool is not None:
+        module.helper(pool.name, pool.text)
+    ret = f"\n  ret {ty} {r}" if r is not None else ""
+    return (f"define internal {ty} @fg_vm_{name}_f64_v{lanes}({params}) noinline {_DEF_ATTRS} {{\n"
+            f"entry:\n{body}{ret}\n}}")
 
 
 def _splat(ref: str, ty: str, n: int, out: str) -> str:
@@ -422,7 +439,7 @@ def _define(module, name: str, dtype) -> str:
         lines.append("  %t = fptrunc double %r to float")
         ret = "%t"
     params = ", ".join(f"{ty} %x{i}" for i in range(arity))
-    return (f"define internal {ty} @{base}({params}) noinline {_ATTRS} {{\nentry:\n"
+    return (f"define internal {ty} @{base}({params}) noinline {_DEF_ATTRS} {{\nentry:\n"
             + "\n".join(lines) + f"\n  ret {ty} {ret}\n}}")
 
 
@@ -432,12 +449,14 @@ def _define_native_f32(module, name: str, n: int) -> str:
     vt = f"<{n} x float>"
 
     def vector():
-        text, r = vecmath_f32.body(module, name, n, "%x0")
-        return (f"define internal {vt} @fg_vm_{name}_f32_v{n}({vt} %x0) noinline {_ATTRS} {{\n"
+        pool = Pool(f"fg_vm_k_{name}_f32_v{n}", "i32")
+        text, r = vecmath_f32.body(module, name, n, "%x0", pool)
+        module.helper(pool.name, pool.text)
+        return (f"define internal {vt} @fg_vm_{name}_f32_v{n}({vt} %x0) noinline {_DEF_ATTRS} {{\n"
                 f"entry:\n{text}\n  ret {vt} {r}\n}}")
 
     core = module.helper(f"fg_vm_{name}_f32_v{n}", vector)
-    return (f"define internal float @fg_vm_{name}_f32(float %x0) noinline {_ATTRS} {{\nentry:\n"
+    return (f"define internal float @fg_vm_{name}_f32(float %x0) noinline {_DEF_ATTRS} {{\nentry:\n"
             + _splat("%x0", "float", n, "%s0") + f"\n  %v = call {vt} {core}({vt} %s0)\n"
             f"  %r = extractelement {vt} %v, i64 0\n  ret float %r\n}}")
 
@@ -460,7 +479,7 @@ def _define_f32_vector(name: str, core: str, w: int) -> str:
     lines.append(f"  %c = shufflevector {ht} %a, {ht} %b, <{n} x i32> <{allidx}>")
     lines.append(f"  %r = fptrunc {dt} %c to {ft}")
     params = ", ".join(f"{ft} %x{i}" for i in range(arity))
-    return (f"define internal {ft} @fg_vm_{name}_f32_v{n}({params}) noinline {_ATTRS} {{\nentry:\n"
+    return (f"define internal {ft} @fg_vm_{name}_f32_v{n}({params}) noinline {_DEF_ATTRS} {{\nentry:\n"
             + "\n".join(lines) + f"\n  ret {ft} %r\n}}")
 
 

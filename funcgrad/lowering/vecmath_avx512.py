@@ -33,7 +33,7 @@ import decimal
 import functools
 import math
 
-from funcgrad.lowering.vecmath_ir import Fn, hex_const
+from funcgrad.lowering.vecmath_ir import Fn
 
 __all__ = ["exp", "expm1_parts", "log_positive"]
 
@@ -84,12 +84,8 @@ def _log_table() -> tuple:
 def _lookup(f: Fn, values: list, index: str) -> str:
     """values[index & 15] on 8 lanes (``index``: <8 x i64>)."""
     f.module.declare(_PERMUTE, f"declare <8 x double> @{_PERMUTE}(<8 x double>, <8 x i64>, <8 x double>)")
-
-    def vec(vs):
-        return "<" + ", ".join(f"double {hex_const(v)}" for v in vs) + ">"
-
-    return f._t(f"call <8 x double> @{_PERMUTE}(<8 x double> {vec(values[:8])}, <8 x i64> {index}, "
-                f"<8 x double> {vec(values[8:])})")
+    return f._t(f"call <8 x double> @{_PERMUTE}(<8 x double> {f.table(values[:8])}, <8 x i64> {index}, "
+                f"<8 x double> {f.table(values[8:])})")
 
 
 def _exp_reduce(f: Fn, x):

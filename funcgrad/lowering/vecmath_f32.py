@@ -137,8 +137,9 @@ def _tanh(f: Fn, x):
 FUNCTIONS = {"exp": _exp, "log": _log, "tanh": _tanh}
 
 
-def body(module, name: str, lanes: int, arg: str) -> tuple:
-    """The float32 body of ``name`` on ``lanes`` lanes of ``arg``: (text, result ref)."""
-    f = Fn(module, lanes, elem="float")
+def body(module, name: str, lanes: int, arg: str, pool=None) -> tuple:
+    """The float32 body of ``name`` on ``lanes`` lanes of ``arg``: (text, result ref);
+    constants from ``pool`` (a ``vecmath_ir.Pool`` of i32 words) when given."""
+    f = Fn(module, lanes, elem="float", pool=pool)
     r = FUNCTIONS[name](f, arg)
     return "\n".join(f.lines), r

@@ -11,7 +11,7 @@ import struct
 
 import numpy as np
 
-__all__ = ["Fn", "double_bits", "float_bits", "hex_const"]
+__all__ = ["Fn", "Pool", "double_bits", "float_bits", "hex_const"]
 
 
 def hex_const(v) -> str:
@@ -26,14 +26,56 @@ def float_bits(v: float) -> int:
     return struct.unpack("<i", struct.pack("<f", float(v)))[0]
 
 
+class Pool:
+    """The constants of one vector body, kept in a global array instead of LLVM's
+    constant pool. The JIT's code model is "large", so every constant-pool load is
+    a 10-byte ``movabs`` of its address plus the load: 18 extra instructions per
+    call of the table exp (of ~70 per 8 elements, front-end bound). From one array
+    the addresses are one base register plus displacements, and the values fold
+    into the arithmetic as ``{1to8}`` broadcast operands. The array is a writable,
+    externally visible global so LLVM cannot fold the loads back into constants
+    (the functions reading it are ``memory(read)``, not ``memory(none)``)."""
+
+    def __init__(self, name: str, word: str = "i64"):
+        self.name, self.word = name, word
+        self.words: list[int] = []
+        self.index: dict = {}
+
+    def scalar(self, bits: int) -> int:
+        """The index of the word ``bits`` (added on first use)."""
+        if bits not in self.index:
+            self.index[bits] = len(self.words)
+            self.words.append(bits)
+            if self.word == "i32":  # (a gap: LLVM merges loads of neighbouring 32-bit
+                self.words += [0, 0, 0]  # words into one 64-bit load plus shuffles)
+        return self.index[bits]
+
+    def vector(self, bits: list) -> int:
+        """The index of a run of words holding ``bits``, aligned to 64 bytes."""
+        key = tuple(bits)
+        if key not in self.index:
+            per_line = 64 // (8 if self.word == "i64" else 4)
+            while len(self.words) % per_line:
+                self.words.append(0)
+            self.index[key] = len(self.words)
+            self.words.extend(bits)
+        return self.index[key]
+
+    def text(self) -> str:
+        body = ", ".join(f"{self.word} {w}" for w in self.words)
+        return f"@{self.name} = global [{len(self.words)} x {self.word}] [{body}], align 64"
+
+
 class Fn:
     """Emits the SSA body of one float64 (``elem="float"``: float32) helper on ``lanes``
     lanes (1: scalars, n > 1: ``<n x double>``); values are text refs, Python numbers
     are constants (rounded to the element type). ``I`` is the integer type of the same
     width (i64 / i32), ``BIAS`` and ``MANT`` the exponent bias and mantissa bits."""
 
-    def __init__(self, module, lanes: int = 1, elem: str = "double"):
+    def __init__(self, module, lanes: int = 1, elem: str = "double", pool: Pool | None = None):
         self.module = module
+        self.pool = pool if lanes > 1 else None  # (a Pool: constants are loaded from it)
+        self._loaded: dict = {}
         self.lines: list[str] = []
         self.n = 0
         self.lanes = lanes
@@ -55,13 +97,49 @@ class Fn:
     def d(self, a) -> str:
         if not isinstance(a, (int, float)):
             return a
+        if self.pool is not None:
+            return self._pooled(self._bits(a), self.elem)
         c = self._const(a)
         return c if self.lanes == 1 else f"splat ({self.elem} {c})"
 
-    def ic(self, a) -> str:
+    def ic(self, a, pooled: bool = True) -> str:
         if not isinstance(a, int):
             return a
+        if self.pool is not None and pooled:
+            return self._pooled(a, self.ity)
         return str(a) if self.lanes == 1 else f"splat ({self.ity} {a})"
+
+    def _bits(self, v) -> int:
+        """The element's bit pattern of the constant ``v`` (signed)."""
+        return float_bits(np.float32(v)) if self.elem == "float" else double_bits(v)
+
+    def _pooled(self, bits: int, ty: str) -> str:
+        """A splat of the pool word ``bits`` (read as ``ty``), loaded once per body."""
+        wbits = 64 if self.pool.word == "i64" else 32
+        bits &= (1 << wbits) - 1
+        if bits >= 1 << (wbits - 1):
+            bits -= 1 << wbits
+        key = (bits, ty)
+        if key not in self._loaded:
+            at = self.pool.scalar(bits)
+            s = self._t(f"load {ty}, ptr getelementptr inbounds ({self.pool.word}, ptr @{self.pool.name}, i64 {at})")
+            v = self._t(f"insertelement <{self.lanes} x {ty}> poison, {ty} {s}, i64 0")
+            self._loaded[key] = self._t(f"shufflevector <{self.lanes} x {ty}> {v}, <{self.lanes} x {ty}> poison, "
+                                        f"<{self.lanes} x i32> zeroinitializer")
+        return self._loaded[key]
+
+    def table(self, values: list) -> str:
+        """A ``<n x elem>`` of the n ``values`` (from the pool when there is one)."""
+        ty = f"<{len(values)} x {self.elem}>"
+        if self.pool is None:
+            return "<" + ", ".join(f"{self.elem} {self._const(v)}" for v in values) + ">"
+        bits = [self._bits(v) for v in values]
+        key = ("table", tuple(bits))
+        if key not in self._loaded:
+            at = self.pool.vector(bits)
+            self._loaded[key] = self._t(f"load {ty}, ptr getelementptr inbounds ({self.pool.word}, "
+                                        f"ptr @{self.pool.name}, i64 {at}), align 64")
+        return self._loaded[key]
 
     def _intr(self, name: str, *args) -> str:
         full = f"llvm.{name}.{self.sfx}"
@@ -89,9 +167,15 @@ class Fn:
         return self._intr("fma", a, b, c)
 
     def abs(self, a):
+        if self.pool is not None:  # (the same and, its mask from the pool)
+            return self.fbits(self.i("and", self.bits(a), (1 << (63 if self.ity == "i64" else 31)) - 1))
         return self._intr("fabs", a)
 
     def copysign(self, a, b):
+        if self.pool is not None:
+            sign = -(1 << (63 if self.ity == "i64" else 31))
+            mag = self.i("and", self.bits(a), ~sign)
+            return self.fbits(self.i("or", mag, self.i("and", self.bits(b), sign)))
         return self._intr("copysign", a, b)
 
     def cmp(self, pred: str, a, b) -> str:
@@ -111,7 +195,8 @@ class Fn:
         return self._t(f"bitcast {self.I} {i} to {self.F}")
 
     def i(self, op: str, a, b) -> str:
-        return self._t(f"{op} {self.I} {self.ic(a)}, {self.ic(b)}")
+        shift = op in ("shl", "ashr", "lshr")  # (immediate shift counts: never from the pool)
+        return self._t(f"{op} {self.I} {self.ic(a)}, {self.ic(b, not shift)}")
 
     def isel(self, c: str, a, b) -> str:
         return self._t(f"select {self.B} {c}, {self.I} {self.ic(a)}, {self.I} {self.ic(b)}")
