@@ -53,7 +53,7 @@ import numpy as np
 
 from funcgrad.lowering import engine, vecmath_avx512, vecmath_f32
 from funcgrad.lowering.builder import F32, F64, ModuleBuilder, Value
-from funcgrad.lowering.vecmath_ir import Fn, Pool
+from funcgrad.lowering.vecmath_ir import Fn, Pool, c_library_lanes
 
 
 def _taylor(coeffs) -> list:
@@ -291,7 +291,7 @@ def _tanh(f: _Fn, x):
     # tanh|x| = em/(em+2) (|x| < 0.55) or 1 - 2/(em+2), em = h + l; em + 2 = d + de.
     d = f.add(h, 2.0)
     de = f.add(f.sub(2.0, f.sub(d, h)), l)  # Fast2Sum (h <= 2 where it matters)
-    inv = f.div(1.0, d)
+    inv = f.recip(d, 2) if f.lanes == 8 else f.div(1.0, d)  # (AVX-512: no 16-cycle divide)
     small = f.cmp("olt", ax, 0.55)
     num = f.sel(small, h, 2.0)
     numl = f.sel(small, l, 0.0)
@@ -330,6 +330,8 @@ FUNCTIONS = {
 }
 # functions whose fast path has a bound, above which the C library is called
 _FALLBACK = {"sin": TRIG_HUGE, "cos": TRIG_HUGE, "tan": TRIG_HUGE, "exp": EXP_FAST}
+# AVX-512: fast paths for the common case, (f, x) -> (result, mask of other lanes)
+_FAST = {"log": vecmath_avx512.log_fast}
 
 
 def _lanes() -> tuple:
@@ -359,44 +361,45 @@ def _variants(scalar: str, arity: int, width: int, vector: str | None = None) ->
     return f'"vector-function-abi-variant"="_ZGV_LLVM_N{width}{"v" * arity}_{scalar}({vector})"'
 
 
-def _body(module, name: str, lanes: int, pool=None):
+def _body(module, name: str, lanes: int, pool=None, cold: bool = False):
     """The body of ``name`` on ``lanes`` lanes (arguments %x0, ...): (text, result ref).
-    With a bound (``_FALLBACK``), lanes beyond it go to the C library through one
-    mask test and a cold branch per call (the text then ends with its own ``ret``s:
-    the result ref is None)."""
+    Specials leave the fast path through one mask test and a cold branch per call:
+    lanes beyond a bound (``_FALLBACK``) go to the C library; with AVX-512 a function
+    of ``_FAST`` computes only the common case and sends a vector with any other lane
+    to the whole function (``cold``: that body, ``@fg_vm_<name>_cold_v<lanes>``). The
+    text then ends with its own ``ret``s and the result ref is None."""
     body_fn, arity = FUNCTIONS[name]
     f = _Fn(module, lanes, pool=pool)
     args = [f"%x{i}" for i in range(arity)]
+    fast = None if cold or lanes != 8 else _FAST.get(name)
+    if fast is not None:
+        r, bad = fast(f, *args)
+        whole = module.helper(f"fg_vm_{name}_cold_v{lanes}", lambda: _define_core(module, name, lanes, cold=True))
+        f.ret_unless(bad, r, lambda: f._t(f"call {f.F} {whole}({f.F} {args[0]})"))
+        return "\n".join(f.lines), None
     r = body_fn(f, *args)
     bound = _FALLBACK.get(name)
     if bound is None:
         return "\n".join(f.lines), r
     big = f.cmp("ogt", f.abs(args[0]), bound)
-    slow = _slow_path(module, name, lanes)
-    red = f"llvm.vector.reduce.or.v{lanes}i1"
-    module.declare(red, f"declare i1 @{red}({f.B})")
-    module.declare("llvm.expect.i1", "declare i1 @llvm.expect.i1(i1, i1)")
-    anyb = f._t(f"call i1 @{red}({f.B} {big})")
-    cold = f._t(f"call i1 @llvm.expect.i1(i1 {anyb}, i1 false)")
-    f.lines += [f"  br i1 {cold}, label %slow, label %fast", "fast:", f"  ret {f.F} {r}", "slow:"]
-    s = f._t(f"call {f.F} {slow}({f.F} {args[0]}, {f.B} {big}, {f.F} {r})")
-    f.lines.append(f"  ret {f.F} {s}")
+    slow = c_library_lanes(module, name, lanes, _ATTRS)
+    f.ret_unless(big, r, lambda: f._t(f"call {f.F} {slow}({f.F} {args[0]}, {f.B} {big}, {f.F} {r})"))
     return "\n".join(f.lines), None
 
 
-def _define_core(module, name: str, lanes: int) -> str:
-    """``@fg_vm_<name>_f64_v<lanes>``: the one compiled body of ``name``, its constants
-    in the global ``@fg_vm_k_<name>_f64_v<lanes>`` (``vecmath_ir.Pool``)."""
+def _define_core(module, name: str, lanes: int, cold: bool = False) -> str:
+    """``@fg_vm_<name>_f64_v<lanes>`` (``cold``: ``_cold_v<lanes>``): the compiled body
+    of ``name``, its constants in the global ``@fg_vm_k_<...>`` (``vecmath_ir.Pool``)."""
     _, arity = FUNCTIONS[name]
     ty = f"<{lanes} x double>"
     params = ", ".join(f"{ty} %x{i}" for i in range(arity))
-    pool = Pool(f"fg_vm_k_{name}_f64_v{lanes}") if lanes > 1 else None
-    body, r = _body(module, name, lanes, pool)
+    fn = f"{name}_{'cold' if cold else 'f64'}_v{lanes}"
+    pool = Pool(f"fg_vm_k_{fn}") if lanes > 1 else None
+    body, r = _body(module, name, lanes, pool, cold)
     if pool is not None:
         module.helper(pool.name, pool.text)
     ret = f"\n  ret {ty} {r}" if r is not None else ""
-    return (f"define internal {ty} @fg_vm_{name}_f64_v{lanes}({params}) noinline {_DEF_ATTRS} {{\n"
-            f"entry:\n{body}{ret}\n}}")
+    return f"define internal {ty} @fg_vm_{fn}({params}) noinline {_DEF_ATTRS} {{\nentry:\n{body}{ret}\n}}"
 
 
 def _splat(ref: str, ty: str, n: int, out: str) -> str:
@@ -492,38 +495,6 @@ def _keep_alive(module, names) -> None:
         refs = used[used.index("[", used.index("]")) + 1:used.rindex("]")].split(", ") + refs
     module.helpers["llvm.compiler.used"] = (
         f"@llvm.compiler.used = appending global [{len(refs)} x ptr] [{', '.join(refs)}], section \"llvm.metadata\"")
-
-
-def _slow_path(module, name: str, n: int) -> str:
-    """``@fg_vm_<name>_slow_v<n>(x, mask, fast)``: ``fast`` with the masked lanes
-    replaced by the C library's ``name`` (an early exit when no lane is masked)."""
-    slow = f"fg_vm_{name}_slow_v{n}"
-    module.declare(name, f"declare double @{name}(double) #1")
-
-    def make():
-        vt, mt = f"<{n} x double>", f"<{n} x i1>"
-        module.declare(f"llvm.vector.reduce.or.v{n}i1", f"declare i1 @llvm.vector.reduce.or.v{n}i1({mt})")
-        lines = [f"define internal {vt} @{slow}({vt} %x, {mt} %m, {vt} %fast) noinline {_ATTRS} {{", "entry:",
-                 f"  %any = call i1 @llvm.vector.reduce.or.v{n}i1({mt} %m)",
-                 "  br i1 %any, label %lane0, label %none", "none:", f"  ret {vt} %fast"]
-        prev = "%fast"
-        for i in range(n):
-            incoming = "[%fast, %entry]" if i == 0 else f"[{prev}, %lane{i - 1}], [%w{i - 1}, %call{i - 1}]"
-            lines += [f"lane{i}:",
-                      f"  %r{i} = phi {vt} " + incoming,
-                      f"  %m{i} = extractelement {mt} %m, i32 {i}",
-                      f"  br i1 %m{i}, label %call{i}, label %lane{i + 1}",
-                      f"call{i}:",
-                      f"  %e{i} = extractelement {vt} %x, i32 {i}",
-                      f"  %s{i} = call double @{name}(double %e{i}) #1",
-                      f"  %w{i} = insertelement {vt} %r{i}, double %s{i}, i32 {i}",
-                      f"  br label %lane{i + 1}"]
-            prev = f"%r{i}"
-        lines += [f"lane{n}:", f"  %res = phi {vt} [{prev}, %lane{n - 1}], [%w{n - 1}, %call{n - 1}]",
-                  f"  ret {vt} %res", "}"]
-        return "\n".join(lines)
-
-    return module.helper(slow, make)
 
 
 def supports(name: str, dtype) -> bool:

@@ -35,7 +35,7 @@ import math
 
 from funcgrad.lowering.vecmath_ir import Fn
 
-__all__ = ["exp", "expm1_parts", "log_positive"]
+__all__ = ["exp", "expm1_parts", "log_fast", "log_positive"]
 
 LN2_16_HI = float.fromhex("0x1.62e42fefa3800p-5")  # ln2/16, 42 significant bits
 LN2_16_LO = float.fromhex("0x1.ef35793c76730p-49")
@@ -89,14 +89,14 @@ def _lookup(f: Fn, values: list, index: str) -> str:
 
 
 def _exp_reduce(f: Fn, x):
-    """(k, r, r^2 P(r), 2^m, T_HI[j], T_LO[j]): x = k ln2/16 + r, k = 16 m + j,
-    e^r - 1 = r + r^2 P(r)."""
+    """(k as a float, r, r^2 P(r), 2^m, T_HI[j], T_LO[j]): x = k ln2/16 + r,
+    k = 16 m + j, e^r - 1 = r + r^2 P(r)."""
     kf, k = f.round_magic(x, 16 / math.log(2))
     r = f.fma(kf, -LN2_16_HI, x)  # exact
     r = f.fma(kf, -LN2_16_LO, r)
     r2 = f.mul(r, r)
     hi, lo = _table()
-    return (k, r, f.mul(r2, f.estrin(r, EXP_P, r2)), f.pow2(f.i("ashr", k, 4)),
+    return (kf, r, f.mul(r2, f.estrin(r, EXP_P, r2)), f.pow2(f.i("ashr", k, 4)),
             _lookup(f, hi, k), _lookup(f, lo, k))
 
 
@@ -122,8 +122,10 @@ def expm1_parts(f: Fn, x):
 def exp(f: Fn, x):
     """e^x for |x| <= 708 (other lanes: any value, replaced by the caller) on 8 float64
     lanes of an AVX-512 host."""
-    _, r, r2p, s, t_hi, t_lo = _exp_reduce(f, x)
-    return f.mul(f.add(t_hi, f.fma(t_hi, f.add(r, r2p), t_lo)), s)
+    kf, r, r2p, _, t_hi, t_lo = _exp_reduce(f, x)
+    # * 2^m by vscalefpd: m = floor(k/16) (k/16 exact), one instruction for the
+    # shift-add-shift-multiply of 2^m (the unused 2^m is removed by LLVM)
+    return f.scalef(f.add(t_hi, f.fma(t_hi, f.add(r, r2p), t_lo)), f.mul(kf, 1 / 16))
 
 
 def log_positive(f: Fn, u, kadj):
@@ -132,11 +134,11 @@ def log_positive(f: Fn, u, kadj):
     iu = f.bits(u)
     t = f.i("sub", iu, LOG_OFF)
     k = f.i("ashr", t, 52)
-    m = f.fbits(f.i("sub", iu, f.i("shl", k, 52)))
+    m = f.fbits(f.i("add", f.i("and", t, 2 ** 52 - 1), LOG_OFF))  # iu - (k << 52)
     j = f.i("lshr", t, 48)  # (the permute reads the low 4 bits)
     inv, chi, clo = _log_table()
     r = f.fma(m, _lookup(f, inv, j), -1.0)
-    kf = f.sitofp(f.i("add", k, kadj))
+    kf = f.sitofp(k if kadj == 0 else f.i("add", k, kadj))
     s1 = f.fma(kf, LN2_HI42, _lookup(f, chi, j))  # exact
     hi = f.add(s1, r)
     e = f.sub(r, f.sub(hi, s1))  # Fast2Sum
@@ -144,3 +146,12 @@ def log_positive(f: Fn, u, kadj):
     poly = f.fma(f.mul(r2, r), f.estrin(r, LOG_Q, r2), f.mul(r2, -0.5))
     tail = f.add(f.fma(kf, LN2_LO42, _lookup(f, clo, j)), f.add(e, poly))
     return f.add(hi, tail)
+
+
+def log_fast(f: Fn, x):
+    """(log x where x is a positive normal finite double, mask of the other lanes):
+    the fast path without the subnormal scaling and the special-value selects
+    (``vecmath._log`` computes those lanes in the cold branch). x - 2^-1022 as
+    integers is below 0x7FE0... (unsigned) exactly for x in [2^-1022, max finite]."""
+    bad = f.i("icmp uge", f.i("sub", f.bits(x), 0x0010000000000000), 0x7FE0000000000000)
+    return log_positive(f, x, 0), bad

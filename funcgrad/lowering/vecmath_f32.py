@@ -96,6 +96,8 @@ def _exp_core(f: Fn, x, two_step: bool = True):
     r = f.fma(kf, -LN2_LO, r)
     r2 = f.mul(r, r)
     e = f.add(f.fma(r2, f.estrin(r, EXP_P, r2), r), 1.0)
+    if f.lanes == 16:  # AVX-512: e * 2^k rounded once by vscalefps (subnormals included)
+        return f.scalef(e, kf)
     if not two_step:
         return f.mul(e, f.pow2(k))
     k1 = f.i("ashr", k, 1)
@@ -130,7 +132,9 @@ def _tanh(f: Fn, x):
     small = f.fma(f.mul(x, z), f.horner(z, _tanh_t()), x)  # (Estrin: 1.27 ulp, Horner: 0.96)
     a2 = f.mul(f.sel(f.cmp("ogt", ax, 9.25), 9.25, ax), 2.0)  # tanh(9.25) rounds to 1
     em = _exp_core(f, a2, two_step=False)
-    big = f.sub(1.0, f.div(2.0, f.add(em, 1.0)))
+    e1 = f.add(em, 1.0)
+    # AVX-512: 2/(em+1) by vrcp14ps and one Newton step (2^-28 relative), not a divide
+    big = f.sub(1.0, f.mul(f.recip(e1, 1), 2.0) if f.lanes == 16 else f.div(2.0, e1))
     return f.copysign(f.sel(f.cmp("olt", ax, TANH_SMALL), small, big), x)  # (small: -0 + -0*T is +0)
 
 

@@ -11,7 +11,7 @@ import struct
 
 import numpy as np
 
-__all__ = ["Fn", "Pool", "double_bits", "float_bits", "hex_const"]
+__all__ = ["Fn", "Pool", "c_library_lanes", "double_bits", "float_bits", "hex_const"]
 
 
 def hex_const(v) -> str:
@@ -243,7 +243,78 @@ class Fn:
         k = self.i("sub", self.bits(t), mbits)
         return kf, k
 
+    def ret_unless(self, mask: str, fast, cold) -> None:
+        """End the body: return ``fast``, or where any lane of ``mask`` is set, what
+        ``cold()`` emits (in a block of its own, expected not taken: one ``kortest``
+        and a branch on the fast path)."""
+        red = f"llvm.vector.reduce.or.v{self.lanes}i1"
+        self.module.declare(red, f"declare i1 @{red}({self.B})")
+        self.module.declare("llvm.expect.i1", "declare i1 @llvm.expect.i1(i1, i1)")
+        anyb = self._t(f"call i1 @{red}({self.B} {mask})")
+        expect = self._t(f"call i1 @llvm.expect.i1(i1 {anyb}, i1 false)")
+        self.lines += [f"  br i1 {expect}, label %cold, label %fast", "fast:", f"  ret {self.F} {fast}", "cold:"]
+        self.lines.append(f"  ret {self.F} {cold()}")
+
+    def avx512(self, name: str, *args) -> str:
+        """``llvm.x86.avx512.<name>.<pd|ps>.512`` on a 512-bit vector (``args``, then
+        the all-lanes mask, then for "mask.scalef" the current rounding mode)."""
+        pd = self.elem == "double"
+        mask = "i8 -1" if pd else "i16 -1"
+        full = f"llvm.x86.avx512.{name}.{'pd' if pd else 'ps'}.512"
+        extra = [mask] + (["i32 4"] if name == "mask.scalef" else [])
+        sig = [self.F] * (len(args) + 1) + [e.split()[0] for e in extra]
+        self.module.declare(full, f"declare {self.F} @{full}({', '.join(sig)})")
+        arglist = [f"{self.F} {self.d(a)}" for a in args] + [f"{self.F} poison"] + extra
+        return self._t(f"call {self.F} @{full}({', '.join(arglist)})")
+
+    def scalef(self, a, b) -> str:
+        """a * 2^floor(b) rounded once (``vscalefpd``/``ps``: one instruction for the
+        shift-add-shift-multiply of ``pow2``; overflow and gradual underflow as IEEE)."""
+        return self.avx512("mask.scalef", a, b)
+
+    def recip(self, d, steps: int) -> str:
+        """1/d by ``vrcp14`` (relative error < 2^-14) and ``steps`` Newton steps, each
+        squaring the error (1: 2^-28, 2: 2^-56), for d normal and finite: a 512-bit
+        divide occupies its port for ~16 (float64) or ~10 (float32) cycles per vector,
+        the two FMAs per step one cycle each."""
+        y = self.avx512("rcp14", d)
+        for _ in range(steps):
+            y = self.fma(y, self.fma(self.neg(d), y, 1.0), y)
+        return y
+
     def clamp(self, x, lo: float, hi: float):
         """Clamp with ordered compares: NaN passes through."""
         x = self.sel(self.cmp("olt", x, lo), lo, x)
         return self.sel(self.cmp("ogt", x, hi), hi, x)
+
+
+def c_library_lanes(module, name: str, n: int, attrs: str) -> str:
+    """``@fg_vm_<name>_slow_v<n>(x, mask, fast)``: ``fast`` with the masked lanes
+    replaced by the C library's ``name`` (an early exit when no lane is masked)."""
+    slow = f"fg_vm_{name}_slow_v{n}"
+    module.declare(name, f"declare double @{name}(double) #1")
+
+    def make():
+        vt, mt = f"<{n} x double>", f"<{n} x i1>"
+        module.declare(f"llvm.vector.reduce.or.v{n}i1", f"declare i1 @llvm.vector.reduce.or.v{n}i1({mt})")
+        lines = [f"define internal {vt} @{slow}({vt} %x, {mt} %m, {vt} %fast) noinline {attrs} {{", "entry:",
+                 f"  %any = call i1 @llvm.vector.reduce.or.v{n}i1({mt} %m)",
+                 "  br i1 %any, label %lane0, label %none", "none:", f"  ret {vt} %fast"]
+        prev = "%fast"
+        for i in range(n):
+            incoming = "[%fast, %entry]" if i == 0 else f"[{prev}, %lane{i - 1}], [%w{i - 1}, %call{i - 1}]"
+            lines += [f"lane{i}:",
+                      f"  %r{i} = phi {vt} " + incoming,
+                      f"  %m{i} = extractelement {mt} %m, i32 {i}",
+                      f"  br i1 %m{i}, label %call{i}, label %lane{i + 1}",
+                      f"call{i}:",
+                      f"  %e{i} = extractelement {vt} %x, i32 {i}",
+                      f"  %s{i} = call double @{name}(double %e{i}) #1",
+                      f"  %w{i} = insertelement {vt} %r{i}, double %s{i}, i32 {i}",
+                      f"  br label %lane{i + 1}"]
+            prev = f"%r{i}"
+        lines += [f"lane{n}:", f"  %res = phi {vt} [{prev}, %lane{n - 1}], [%w{n - 1}, %call{n - 1}]",
+                  f"  ret {vt} %res", "}"]
+        return "\n".join(lines)
+
+    return module.helper(slow, make)
