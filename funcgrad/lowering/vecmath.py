@@ -451,12 +451,15 @@ def _define_native_f32(module, name: str, n: int) -> str:
     ``vecmath_f32`` computes in float32 (one argument)."""
     vt = f"<{n} x float>"
 
-    def vector():
-        pool = Pool(f"fg_vm_k_{name}_f32_v{n}", "i32")
-        text, r = vecmath_f32.body(module, name, n, "%x0", pool)
+    def vector(fn=f"{name}_f32_v{n}", cold=False):
+        pool = Pool(f"fg_vm_k_{fn}", "i32")
+        whole = None
+        if not cold and n == 16 and name in vecmath_f32.FAST:  # (see ``_body``)
+            whole = module.helper(f"fg_vm_{name}_f32cold_v{n}", lambda: vector(f"{name}_f32cold_v{n}", True))
+        text, r = vecmath_f32.body(module, name, n, "%x0", pool, whole)
         module.helper(pool.name, pool.text)
-        return (f"define internal {vt} @fg_vm_{name}_f32_v{n}({vt} %x0) noinline {_DEF_ATTRS} {{\n"
-                f"entry:\n{text}\n  ret {vt} {r}\n}}")
+        ret = f"\n  ret {vt} {r}" if r is not None else ""
+        return f"define internal {vt} @fg_vm_{fn}({vt} %x0) noinline {_DEF_ATTRS} {{\nentry:\n{text}{ret}\n}}"
 
     core = module.helper(f"fg_vm_{name}_f32_v{n}", vector)
     return (f"define internal float @fg_vm_{name}_f32(float %x0) noinline {_DEF_ATTRS} {{\nentry:\n"
