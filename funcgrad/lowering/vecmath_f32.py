@@ -179,18 +179,26 @@ def _lookup32(f: Fn, values: list, index: str) -> str:
 def _tanh_avx512(f: Fn, x):
     """tanh on 16 lanes: the interval of |x| from its exponent and top two mantissa
     bits, its coefficients by register permutes (no gathers), one Horner polynomial.
-    |x| > 9.25 (tanh rounds to 1; the intervals end at 16) and inf give 1, NaN stays
-    NaN (y is NaN), the sign is copied back (-0 -> -0)."""
+    |x| is capped at 12 (tanh rounds to 1 from ~9.01; inf too), NaN stays NaN,
+    the sign is copied back (-0 -> -0)."""
     ax = f.abs(x)
-    shift = 23 - 2
-    j = f.i("sub", f.i("lshr", f.bits(ax), shift), float_bits(TANH_FIRST) >> shift)
-    j = f.isel(f.i("icmp slt", j, 0), 0, j)  # (above 31: saturated lanes, any entry)
+    ax = f.sel(f.cmp("ogt", ax, 12.0), 12.0, ax)  # (one vminps; NaN stays)
+    # the permutes read the low 5 bits of bits(max(ax, 2^-4)) >> 21: the tables are
+    # rotated so that entry (j + bits(2^-4) >> 21) mod 32 is interval j's
+    j = f.i("lshr", f.bits(f.sel(f.cmp("olt", ax, TANH_FIRST), TANH_FIRST, ax)), 21)
+    rot = (float_bits(TANH_FIRST) >> 21) % 32
     bs, cs = _tanh_table()
+    bs, cs = _rotate(bs, rot), [_rotate(col, rot) for col in cs]
     y = f.sub(ax, _lookup32(f, bs, j))  # exact (Sterbenz; j = 0: b = 0)
     r = _lookup32(f, cs[-1], j)
     for col in reversed(cs[:-1]):
         r = f.fma(r, y, _lookup32(f, col, j))
-    return f.copysign(f.sel(f.cmp("ogt", ax, 9.25), 1.0, r), x)
+    return f.copysign(r, x)  # (on [12, 14): C0 = 1, C1 12 ~ 1e-10: 1 exactly)
+
+
+def _rotate(col: list, rot: int) -> list:
+    """Entry p of the result is ``col[(p - rot) mod 32]``."""
+    return [col[(p - rot) % 32] for p in range(32)]
 
 
 def _tanh(f: Fn, x):
