@@ -6,20 +6,26 @@ these tests hold on both).
   remainder code), the position in the array, the alignment, or the other lanes of its
   vector -- special values (which send the whole vector to a cold branch: log's
   positive-normal fast path, exp's C-library lanes) sit next to ordinary ones.
-- float32 tanh's interval table: every interval edge and its neighbours within 1.5 ulp
-  of the rounded float64 tanh; tiny and subnormal arguments come back exactly.
+- tanh's interval tables (float32: ``vecmath_f32``, float64: ``vecmath_tanh64``): every
+  interval edge and its neighbours within 1.5 ulp (of the rounded float64 tanh, of 40
+  digits); tiny and subnormal arguments come back exactly; the stored float64 table
+  is what its mpmath fit computes.
 - The constant pool (``vecmath_ir.Pool``): constants become loads of one global, shift
   counts stay immediates.
 """
 from __future__ import annotations
 
+import decimal
+
 import numpy as np
 import pytest
 
-from funcgrad.lowering import tiered, vecmath_f32
+from funcgrad.lowering import tiered, vecmath_f32, vecmath_tanh64
 from funcgrad.lowering.builder import ModuleBuilder
 from funcgrad.lowering.vecmath_ir import Fn, Pool
 from test_lowering_vecmath_accuracy import compile_unary
+
+CTX = decimal.Context(prec=40)
 
 # arguments per function: ordinary values plus each special / cold-branch case
 VALUES = {
@@ -77,17 +83,20 @@ def test_result_independent_of_length_position_alignment_and_neighbours(name, dt
                                   f"x={x[~ok]} got {got[~ok]} alone {ref[idx][~ok]}")
 
 
-def _tanh_edges() -> np.ndarray:
-    bs, _ = vecmath_f32._tanh_table()
-    edges = np.array(bs[1:] + [16.0], dtype=np.float32)
-    pts = [edges, np.nextafter(edges, np.float32(0)), np.nextafter(edges, np.float32(np.inf)),
-           (edges[:-1] + edges[1:]) / 2, np.float32(vecmath_f32.TANH_FIRST) * np.float32(1.25)]
-    x = np.concatenate([np.atleast_1d(p) for p in pts]).astype(np.float32)
+def _edges(bs, top, dtype) -> np.ndarray:
+    edges = np.array(sorted(set(bs[1:])) + [top], dtype=dtype)
+    pts = [edges, np.nextafter(edges, dtype(0)), np.nextafter(edges, dtype(np.inf)), (edges[:-1] + edges[1:]) / 2]
+    x = np.concatenate(pts).astype(dtype)
     return np.concatenate([x, -x])
 
 
+def _tanh_exact(v: float) -> decimal.Decimal:
+    e = CTX.exp(CTX.multiply(2, decimal.Decimal(v)))
+    return CTX.divide(CTX.subtract(e, 1), CTX.add(e, 1))
+
+
 def test_float32_tanh_interval_edges_within_bound():
-    x = _tanh_edges()
+    x = _edges(vecmath_f32._tanh_table()[0], 16.0, np.float32)
     got = np.asarray(compile_unary("tanh", np.float32, x.size)(x)[0])
     ref = np.tanh(x.astype(np.float64))
     ulp = np.abs(got.astype(np.float64) - ref) / np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
@@ -95,11 +104,36 @@ def test_float32_tanh_interval_edges_within_bound():
     assert ulp.max() <= 1.5, f"tanh: {ulp.max()} ulp at x={x[worst]!r}"
 
 
-def test_float32_tanh_tiny_and_subnormal_exact():
-    tiny = np.array([1e-45, -1e-45, 1e-40, 1.1754944e-38, -3e-20, 2.0 ** -13, -(2.0 ** -13), 0.0, -0.0],
-                    dtype=np.float32)
-    got = np.asarray(compile_unary("tanh", np.float32, tiny.size)(tiny)[0])
-    assert np.array_equal(got.view(np.uint32), tiny.view(np.uint32))
+def test_float64_tanh_interval_edges_within_bound():
+    """Every slot edge of ``vecmath_tanh64`` (and the cap) against 40 digits: 1.5 ulp
+    (as tests/test_lowering_vecmath_native.py)."""
+    x = np.concatenate([_edges(vecmath_tanh64.table()[0], 32.0, np.float64), [19.0, 19.1, 20.0, 20.5, 0.125]])
+    got = np.asarray(compile_unary("tanh", np.float64, x.size)(x)[0])
+    ref = [_tanh_exact(float(v)) for v in x]
+    err = [abs(CTX.subtract(decimal.Decimal(float(g)), r)) / decimal.Decimal(float(np.spacing(abs(float(r)))))
+           for g, r in zip(got, ref)]
+    worst = int(np.argmax([float(e) for e in err]))
+    assert float(err[worst]) <= 1.5, f"tanh: {float(err[worst])} ulp at x={x[worst]!r}"
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
+def test_tanh_tiny_and_subnormal_exact(dtype):
+    # (tanh x rounds to x below ~2^-12 in float32, ~2^-27 in float64)
+    small = 2.0 ** -13 if dtype == np.float32 else 2.0 ** -28
+    tiny = np.array([1e-45, -1e-45, 1e-40, 1.1754944e-38, -3e-20, small, -small, 0.0, -0.0]
+                    + ([5e-324, -1e-310, 2.2250738585072014e-308, 1e-200] if dtype == np.float64 else []),
+                    dtype=dtype)
+    got = np.asarray(compile_unary("tanh", dtype, tiny.size)(tiny)[0])
+    assert np.array_equal(got.view(np.uint64 if dtype == np.float64 else np.uint32),
+                          tiny.view(np.uint64 if dtype == np.float64 else np.uint32))
+
+
+def test_float64_tanh_table_is_the_fit():
+    """The stored coefficients are what ``vecmath_tanh64.fit`` computes (mpmath, 60 digits)."""
+    pytest.importorskip("mpmath")
+    assert vecmath_tanh64.fit() == vecmath_tanh64.table()
+    bs, cs = vecmath_tanh64.table()
+    assert bs[:2] == [0.0, 0.0] and [c[0] for c in cs][:3] == [0.0, 1.0, 0.0] and len(cs) == 17
 
 
 def test_float32_tanh_table_shape():

@@ -51,7 +51,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from funcgrad.lowering import engine, vecmath_avx512, vecmath_f32
+from funcgrad.lowering import engine, vecmath_avx512, vecmath_f32, vecmath_tanh64
 from funcgrad.lowering.builder import F32, F64, ModuleBuilder, Value
 from funcgrad.lowering.vecmath_ir import Fn, Pool, c_library_lanes
 
@@ -282,16 +282,18 @@ def _cos(f, x):
 
 
 def _tanh(f: _Fn, x):
+    if f.lanes == 8:  # AVX-512: interval polynomials (``vecmath_tanh64``)
+        return vecmath_tanh64.tanh(f, x)
     ax = f.abs(x)
     a2 = f.mul(f.sel(f.cmp("ogt", ax, 22.0), 22.0, ax), 2.0)  # tanh(22) == 1 in double
-    h, l = vecmath_avx512.expm1_parts(f, a2) if f.lanes == 8 else _expm1_core(f, a2)  # e^(2|x|) - 1 = h + l
+    h, l = _expm1_core(f, a2)  # e^(2|x|) - 1 = h + l
     tiny = f.cmp("olt", a2, 2.0 ** -54)
     h = f.sel(tiny, a2, h)
     l = f.sel(tiny, 0.0, l)
     # tanh|x| = em/(em+2) (|x| < 0.55) or 1 - 2/(em+2), em = h + l; em + 2 = d + de.
     d = f.add(h, 2.0)
     de = f.add(f.sub(2.0, f.sub(d, h)), l)  # Fast2Sum (h <= 2 where it matters)
-    inv = f.recip(d, 2) if f.lanes == 8 else f.div(1.0, d)  # (AVX-512: no 16-cycle divide)
+    inv = f.div(1.0, d)
     small = f.cmp("olt", ax, 0.55)
     num = f.sel(small, h, 2.0)
     numl = f.sel(small, l, 0.0)

@@ -209,9 +209,7 @@ def _tanh(f: Fn, x):
     small = f.fma(f.mul(x, z), f.horner(z, _tanh_t()), x)  # (Estrin: 1.27 ulp, Horner: 0.96)
     a2 = f.mul(f.sel(f.cmp("ogt", ax, 9.25), 9.25, ax), 2.0)  # tanh(9.25) rounds to 1
     em = _exp_core(f, a2, two_step=False)
-    e1 = f.add(em, 1.0)
-    # AVX-512: 2/(em+1) by vrcp14ps and one Newton step (2^-28 relative), not a divide
-    big = f.sub(1.0, f.mul(f.recip(e1, 1), 2.0) if f.lanes == 16 else f.div(2.0, e1))
+    big = f.sub(1.0, f.div(2.0, f.add(em, 1.0)))
     return f.copysign(f.sel(f.cmp("olt", ax, TANH_SMALL), small, big), x)  # (small: -0 + -0*T is +0)
 
 

@@ -272,16 +272,6 @@ class Fn:
         shift-add-shift-multiply of ``pow2``; overflow and gradual underflow as IEEE)."""
         return self.avx512("mask.scalef", a, b)
 
-    def recip(self, d, steps: int) -> str:
-        """1/d by ``vrcp14`` (relative error < 2^-14) and ``steps`` Newton steps, each
-        squaring the error (1: 2^-28, 2: 2^-56), for d normal and finite: a 512-bit
-        divide occupies its port for ~16 (float64) or ~10 (float32) cycles per vector,
-        the two FMAs per step one cycle each."""
-        y = self.avx512("rcp14", d)
-        for _ in range(steps):
-            y = self.fma(y, self.fma(self.neg(d), y, 1.0), y)
-        return y
-
     def clamp(self, x, lo: float, hi: float):
         """Clamp with ordered compares: NaN passes through."""
         x = self.sel(self.cmp("olt", x, lo), lo, x)
