@@ -24,9 +24,12 @@ one step, sending |x| > 708 to the C library. A 120-bit mpmath check of 6000 poi
 then gave exp 0.84, expm1 1.04, log 0.78, sin/cos 0.69 and tanh 1.43 ulp. One thread,
 1e5 elements into a reused output: exp 1.23 -> 1.06 ns/element, tanh 2.20 -> 1.93, log
 1.44 -> 1.5 (NumPy's AVX2 loops: 0.52, 1.13, 0.72; its sin: 11.7, ours 1.15).
-Part V of #17 (an AVX-512 host): 8-lane bodies, float64 exp/log/tanh from 16-entry
-tables (``vecmath_avx512``: 0.54 / 0.61 / 1.42 ulp against 40-digit decimals) and
-float32 exp/log/tanh in float32 (``vecmath_f32``); ns/element in bench/vecmath_bench.py.
+Part V of #17 (an AVX-512 host): 8-lane bodies, float64 exp/log from 16-entry tables
+(``vecmath_avx512``), tanh from 16 interval polynomials (``vecmath_tanh64``): 0.54 /
+0.61 / 0.98 ulp against 40-digit decimals; float32 exp/log/tanh in float32
+(``vecmath_f32``). Constants come from one global array per body (``vecmath_ir.Pool``),
+specials leave the fast paths by one mask test and a cold branch per vector (``_body``);
+ns/element in bench/vecmath_bench.py.
 
 Special values follow C99 Annex F / NumPy: exp overflow to inf and gradual underflow
 to subnormals and 0, log(0) = -inf, log(<0) = nan, sin/cos(+-inf) = nan, tanh
