@@ -255,13 +255,13 @@ class Fn:
         self.lines += [f"  br i1 {expect}, label %cold, label %fast", "fast:", f"  ret {self.F} {fast}", "cold:"]
         self.lines.append(f"  ret {self.F} {cold()}")
 
-    def avx512(self, name: str, *args) -> str:
-        """``llvm.x86.avx512.<name>.<pd|ps>.512`` on a 512-bit vector (``args``, then
+    def avx512(self, op: str, *args) -> str:
+        """``llvm.x86.avx512.<op>.<pd|ps>.512`` on a 512-bit vector (``args``, then
         the all-lanes mask, then for "mask.scalef" the current rounding mode)."""
         pd = self.elem == "double"
         mask = "i8 -1" if pd else "i16 -1"
-        full = f"llvm.x86.avx512.{name}.{'pd' if pd else 'ps'}.512"
-        extra = [mask] + (["i32 4"] if name == "mask.scalef" else [])
+        full = f"llvm.x86.avx512.{op}.{'pd' if pd else 'ps'}.512"
+        extra = [mask] + (["i32 4"] if op.endswith("scalef") else [])
         sig = [self.F] * (len(args) + 1) + [e.split()[0] for e in extra]
         self.module.declare(full, f"declare {self.F} @{full}({', '.join(sig)})")
         arglist = [f"{self.F} {self.d(a)}" for a in args] + [f"{self.F} poison"] + extra
