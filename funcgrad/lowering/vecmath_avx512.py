@@ -86,24 +86,21 @@ def lookup(f: Fn, values: list, index: str) -> str:
                 f"<8 x double> {f.table(values[8:])})")
 
 
-def _exp_reduce(f: Fn, x):
-    """(k as a float, r, r^2 P(r), 2^m, T_HI[j], T_LO[j]): x = k ln2/16 + r,
-    k = 16 m + j, e^r - 1 = r + r^2 P(r)."""
-    kf, k = f.round_magic(x, 16 / math.log(2))
-    r = f.fma(kf, -LN2_16_HI, x)  # exact
-    r = f.fma(kf, -LN2_16_LO, r)
-    r2 = f.mul(r, r)
-    hi, lo = _table()
-    return (kf, r, f.mul(r2, f.estrin(r, EXP_P, r2)), f.pow2(f.i("ashr", k, 4)),
-            lookup(f, hi, k), lookup(f, lo, k))
-
-
 def exp(f: Fn, x):
     """e^x for |x| <= 708 (other lanes: any value, replaced by the caller) on 8 float64
     lanes of an AVX-512 host."""
-    kf, r, r2p, _, t_hi, t_lo = _exp_reduce(f, x)
-    # * 2^m by vscalefpd: m = floor(k/16) (k/16 exact), one instruction for the
-    # shift-add-shift-multiply of 2^m (the unused 2^m is removed by LLVM)
+    magic = 1.5 * 2.0 ** 52  # x 16/ln2 + magic: k = round(x 16/ln2) in the low bits
+    t = f.fma(x, 16 / math.log(2), magic)
+    kf = f.sub(t, magic)
+    r = f.fma(kf, -LN2_16_HI, x)  # exact
+    r = f.fma(kf, -LN2_16_LO, r)
+    r2 = f.mul(r, r)
+    r2p = f.mul(r2, f.estrin(r, EXP_P, r2))  # e^r - 1 = r + r^2 P(r)
+    hi, lo = _table()
+    j = f.bits(t)  # (the permutes read its low 4 bits: those of k, magic's are 0)
+    t_hi, t_lo = lookup(f, hi, j), lookup(f, lo, j)
+    # * 2^m (m = floor(k/16), k/16 exact) by vscalefpd: one instruction for the
+    # shift-add-shift-multiply of 2^m
     return f.scalef(f.add(t_hi, f.fma(t_hi, f.add(r, r2p), t_lo)), f.mul(kf, 1 / 16))
 
 
