@@ -24,9 +24,12 @@ one step, sending |x| > 708 to the C library. A 120-bit mpmath check of 6000 poi
 then gave exp 0.84, expm1 1.04, log 0.78, sin/cos 0.69 and tanh 1.43 ulp. One thread,
 1e5 elements into a reused output: exp 1.23 -> 1.06 ns/element, tanh 2.20 -> 1.93, log
 1.44 -> 1.5 (NumPy's AVX2 loops: 0.52, 1.13, 0.72; its sin: 11.7, ours 1.15).
-Part V of #17 (an AVX-512 host): 8-lane bodies, float64 exp/log/tanh from 16-entry
-tables (``vecmath_avx512``: 0.54 / 0.61 / 1.42 ulp against 40-digit decimals) and
-float32 exp/log/tanh in float32 (``vecmath_f32``); ns/element in bench/vecmath_bench.py.
+Part V of #17 (an AVX-512 host): 8-lane bodies, float64 exp/log from 16-entry tables
+(``vecmath_avx512``), tanh from 16 interval polynomials (``vecmath_tanh64``): 0.54 /
+0.61 / 0.98 ulp against 40-digit decimals; float32 exp/log/tanh in float32
+(``vecmath_f32``). Constants come from one global array per body (``vecmath_ir.Pool``),
+specials leave the fast paths by one mask test and a cold branch per vector (``_body``);
+ns/element in bench/vecmath_bench.py.
 
 Special values follow C99 Annex F / NumPy: exp overflow to inf and gradual underflow
 to subnormals and 0, log(0) = -inf, log(<0) = nan, sin/cos(+-inf) = nan, tanh
@@ -51,9 +54,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from funcgrad.lowering import engine, vecmath_avx512, vecmath_f32
+from funcgrad.lowering import engine, vecmath_avx512, vecmath_f32, vecmath_tanh64
 from funcgrad.lowering.builder import F32, F64, ModuleBuilder, Value
-from funcgrad.lowering.vecmath_ir import Fn
+from funcgrad.lowering.vecmath_ir import Fn, Pool, c_library_lanes
 
 
 def _taylor(coeffs) -> list:
@@ -282,9 +285,11 @@ def _cos(f, x):
 
 
 def _tanh(f: _Fn, x):
+    if f.lanes == 8:  # AVX-512: interval polynomials (``vecmath_tanh64``)
+        return vecmath_tanh64.tanh(f, x)
     ax = f.abs(x)
     a2 = f.mul(f.sel(f.cmp("ogt", ax, 22.0), 22.0, ax), 2.0)  # tanh(22) == 1 in double
-    h, l = vecmath_avx512.expm1_parts(f, a2) if f.lanes == 8 else _expm1_core(f, a2)  # e^(2|x|) - 1 = h + l
+    h, l = _expm1_core(f, a2)  # e^(2|x|) - 1 = h + l
     tiny = f.cmp("olt", a2, 2.0 ** -54)
     h = f.sel(tiny, a2, h)
     l = f.sel(tiny, 0.0, l)
@@ -330,6 +335,8 @@ FUNCTIONS = {
 }
 # functions whose fast path has a bound, above which the C library is called
 _FALLBACK = {"sin": TRIG_HUGE, "cos": TRIG_HUGE, "tan": TRIG_HUGE, "exp": EXP_FAST}
+# AVX-512: fast paths for the common case, (f, x) -> (result, mask of other lanes)
+_FAST = {"log": vecmath_avx512.log_fast}
 
 
 def _lanes() -> tuple:
@@ -349,6 +356,7 @@ def _lanes() -> tuple:
 
 _LANES_CACHE: list = []
 _ATTRS = "nounwind willreturn memory(none)"
+_DEF_ATTRS = "nounwind willreturn memory(read)"  # (the definitions read their constant pools)
 
 
 def _variants(scalar: str, arity: int, width: int, vector: str | None = None) -> str:
@@ -356,28 +364,45 @@ def _variants(scalar: str, arity: int, width: int, vector: str | None = None) ->
     return f'"vector-function-abi-variant"="_ZGV_LLVM_N{width}{"v" * arity}_{scalar}({vector})"'
 
 
-def _body(module, name: str, lanes: int):
-    """The body of ``name`` on ``lanes`` lanes (arguments %x0, ...): (text, result ref)."""
+def _body(module, name: str, lanes: int, pool=None, cold: bool = False):
+    """The body of ``name`` on ``lanes`` lanes (arguments %x0, ...): (text, result ref).
+    Specials leave the fast path through one mask test and a cold branch per call:
+    lanes beyond a bound (``_FALLBACK``) go to the C library; with AVX-512 a function
+    of ``_FAST`` computes only the common case and sends a vector with any other lane
+    to the whole function (``cold``: that body, ``@fg_vm_<name>_cold_v<lanes>``). The
+    text then ends with its own ``ret``s and the result ref is None."""
     body_fn, arity = FUNCTIONS[name]
-    f = _Fn(module, lanes)
+    f = _Fn(module, lanes, pool=pool)
     args = [f"%x{i}" for i in range(arity)]
+    fast = None if cold or lanes != 8 else _FAST.get(name)
+    if fast is not None:
+        r, bad = fast(f, *args)
+        whole = module.helper(f"fg_vm_{name}_cold_v{lanes}", lambda: _define_core(module, name, lanes, cold=True))
+        f.ret_unless(bad, r, lambda: f._t(f"call {f.F} {whole}({f.F} {args[0]})"))
+        return "\n".join(f.lines), None
     r = body_fn(f, *args)
     bound = _FALLBACK.get(name)
-    if bound is not None:  # arguments beyond ``bound``: the C library, lane by lane
-        big = f.cmp("ogt", f.abs(args[0]), bound)
-        slow = _slow_path(module, name, lanes)
-        r = f._t(f"call {f.F} {slow}({f.F} {args[0]}, {f.B} {big}, {f.F} {r})")
-    return "\n".join(f.lines), r
+    if bound is None:
+        return "\n".join(f.lines), r
+    big = f.cmp("ogt", f.abs(args[0]), bound)
+    slow = c_library_lanes(module, name, lanes, _ATTRS)
+    f.ret_unless(big, r, lambda: f._t(f"call {f.F} {slow}({f.F} {args[0]}, {f.B} {big}, {f.F} {r})"))
+    return "\n".join(f.lines), None
 
 
-def _define_core(module, name: str, lanes: int) -> str:
-    """``@fg_vm_<name>_f64_v<lanes>``: the one compiled body of ``name``."""
+def _define_core(module, name: str, lanes: int, cold: bool = False) -> str:
+    """``@fg_vm_<name>_f64_v<lanes>`` (``cold``: ``_cold_v<lanes>``): the compiled body
+    of ``name``, its constants in the global ``@fg_vm_k_<...>`` (``vecmath_ir.Pool``)."""
     _, arity = FUNCTIONS[name]
     ty = f"<{lanes} x double>"
     params = ", ".join(f"{ty} %x{i}" for i in range(arity))
-    body, r = _body(module, name, lanes)
-    return (f"define internal {ty} @fg_vm_{name}_f64_v{lanes}({params}) noinline {_ATTRS} {{\n"
-            f"entry:\n{body}\n  ret {ty} {r}\n}}")
+    fn = f"{name}_{'cold' if cold else 'f64'}_v{lanes}"
+    pool = Pool(f"fg_vm_k_{fn}") if lanes > 1 else None
+    body, r = _body(module, name, lanes, pool, cold)
+    if pool is not None:
+        module.helper(pool.name, pool.text)
+    ret = f"\n  ret {ty} {r}" if r is not None else ""
+    return f"define internal {ty} @fg_vm_{fn}({params}) noinline {_DEF_ATTRS} {{\nentry:\n{body}{ret}\n}}"
 
 
 def _splat(ref: str, ty: str, n: int, out: str) -> str:
@@ -420,7 +445,7 @@ def _define(module, name: str, dtype) -> str:
         lines.append("  %t = fptrunc double %r to float")
         ret = "%t"
     params = ", ".join(f"{ty} %x{i}" for i in range(arity))
-    return (f"define internal {ty} @{base}({params}) noinline {_ATTRS} {{\nentry:\n"
+    return (f"define internal {ty} @{base}({params}) noinline {_DEF_ATTRS} {{\nentry:\n"
             + "\n".join(lines) + f"\n  ret {ty} {ret}\n}}")
 
 
@@ -429,13 +454,18 @@ def _define_native_f32(module, name: str, n: int) -> str:
     ``vecmath_f32`` computes in float32 (one argument)."""
     vt = f"<{n} x float>"
 
-    def vector():
-        text, r = vecmath_f32.body(module, name, n, "%x0")
-        return (f"define internal {vt} @fg_vm_{name}_f32_v{n}({vt} %x0) noinline {_ATTRS} {{\n"
-                f"entry:\n{text}\n  ret {vt} {r}\n}}")
+    def vector(fn=f"{name}_f32_v{n}", cold=False):
+        pool = Pool(f"fg_vm_k_{fn}", "i32")
+        whole = None
+        if not cold and n == 16 and name in vecmath_f32.FAST:  # (see ``_body``)
+            whole = module.helper(f"fg_vm_{name}_f32cold_v{n}", lambda: vector(f"{name}_f32cold_v{n}", True))
+        text, r = vecmath_f32.body(module, name, n, "%x0", pool, whole)
+        module.helper(pool.name, pool.text)
+        ret = f"\n  ret {vt} {r}" if r is not None else ""
+        return f"define internal {vt} @fg_vm_{fn}({vt} %x0) noinline {_DEF_ATTRS} {{\nentry:\n{text}{ret}\n}}"
 
     core = module.helper(f"fg_vm_{name}_f32_v{n}", vector)
-    return (f"define internal float @fg_vm_{name}_f32(float %x0) noinline {_ATTRS} {{\nentry:\n"
+    return (f"define internal float @fg_vm_{name}_f32(float %x0) noinline {_DEF_ATTRS} {{\nentry:\n"
             + _splat("%x0", "float", n, "%s0") + f"\n  %v = call {vt} {core}({vt} %s0)\n"
             f"  %r = extractelement {vt} %v, i64 0\n  ret float %r\n}}")
 
@@ -458,7 +488,7 @@ def _define_f32_vector(name: str, core: str, w: int) -> str:
     lines.append(f"  %c = shufflevector {ht} %a, {ht} %b, <{n} x i32> <{allidx}>")
     lines.append(f"  %r = fptrunc {dt} %c to {ft}")
     params = ", ".join(f"{ft} %x{i}" for i in range(arity))
-    return (f"define internal {ft} @fg_vm_{name}_f32_v{n}({params}) noinline {_ATTRS} {{\nentry:\n"
+    return (f"define internal {ft} @fg_vm_{name}_f32_v{n}({params}) noinline {_DEF_ATTRS} {{\nentry:\n"
             + "\n".join(lines) + f"\n  ret {ft} %r\n}}")
 
 
@@ -471,38 +501,6 @@ def _keep_alive(module, names) -> None:
         refs = used[used.index("[", used.index("]")) + 1:used.rindex("]")].split(", ") + refs
     module.helpers["llvm.compiler.used"] = (
         f"@llvm.compiler.used = appending global [{len(refs)} x ptr] [{', '.join(refs)}], section \"llvm.metadata\"")
-
-
-def _slow_path(module, name: str, n: int) -> str:
-    """``@fg_vm_<name>_slow_v<n>(x, mask, fast)``: ``fast`` with the masked lanes
-    replaced by the C library's ``name`` (an early exit when no lane is masked)."""
-    slow = f"fg_vm_{name}_slow_v{n}"
-    module.declare(name, f"declare double @{name}(double) #1")
-
-    def make():
-        vt, mt = f"<{n} x double>", f"<{n} x i1>"
-        module.declare(f"llvm.vector.reduce.or.v{n}i1", f"declare i1 @llvm.vector.reduce.or.v{n}i1({mt})")
-        lines = [f"define internal {vt} @{slow}({vt} %x, {mt} %m, {vt} %fast) noinline {_ATTRS} {{", "entry:",
-                 f"  %any = call i1 @llvm.vector.reduce.or.v{n}i1({mt} %m)",
-                 "  br i1 %any, label %lane0, label %none", "none:", f"  ret {vt} %fast"]
-        prev = "%fast"
-        for i in range(n):
-            incoming = "[%fast, %entry]" if i == 0 else f"[{prev}, %lane{i - 1}], [%w{i - 1}, %call{i - 1}]"
-            lines += [f"lane{i}:",
-                      f"  %r{i} = phi {vt} " + incoming,
-                      f"  %m{i} = extractelement {mt} %m, i32 {i}",
-                      f"  br i1 %m{i}, label %call{i}, label %lane{i + 1}",
-                      f"call{i}:",
-                      f"  %e{i} = extractelement {vt} %x, i32 {i}",
-                      f"  %s{i} = call double @{name}(double %e{i}) #1",
-                      f"  %w{i} = insertelement {vt} %r{i}, double %s{i}, i32 {i}",
-                      f"  br label %lane{i + 1}"]
-            prev = f"%r{i}"
-        lines += [f"lane{n}:", f"  %res = phi {vt} [{prev}, %lane{n - 1}], [%w{n - 1}, %call{n - 1}]",
-                  f"  ret {vt} %res", "}"]
-        return "\n".join(lines)
-
-    return module.helper(slow, make)
 
 
 def supports(name: str, dtype) -> bool:

@@ -2,30 +2,28 @@
 them on 8-lane hosts).
 
 A 16-entry table of doubles fits two zmm registers, and ``vpermt2pd``
-(``llvm.x86.avx512.vpermi2var.pd.512``) looks up 8 lanes in one instruction, using
-the low 4 bits of each index. That narrows exp's reduced interval 16 times, so the
-polynomial shrinks from degree 13 to 7: 32 vector instructions per 8 elements instead
-of 39, loads included (the loop is bound by the vector ports, so this is the speed-up).
+(``llvm.x86.avx512.vpermi2var.pd.512``, ``lookup``) looks up 8 lanes in one
+instruction, using the low 4 bits of each index. That narrows exp's reduced interval
+16 times, so the polynomial shrinks from degree 13 to 7 (the loop is bound by the two
+512-bit vector ports: fewer vector instructions are the speed-up).
 
 exp: x = (16 m + j) ln2/16 + r with |r| <= ln2/32; the high part of ln2/16 has 42 bits,
 so x - k * LN2_16_HI is exact for the |k| < 2^14 that reach here. e^x = 2^m * 2^(j/16)
 * e^r with e^r = 1 + r + r^2 (1/2! + ... + 1/7! r^5) (first omitted term 2^-59) and
 2^(j/16) = T_HI[j] + T_LO[j] (table values computed here with 40-digit decimals):
-T_HI + (T_HI p + T_LO) rounds once. Arguments beyond ``vecmath.EXP_FAST`` go to the C
-library as before. Error: at most ~0.52 ulp.
+T_HI + (T_HI p + T_LO) rounds once, then ``vscalefpd`` multiplies by 2^m (exact here).
+Arguments beyond ``vecmath.EXP_FAST`` go to the C library. Error: at most ~0.52 ulp.
 
-log (of a positive normal u; the caller handles subnormals and specials): u = 2^k m
-with m in [0.671875, 1.34375) (the split offset puts 1.0 in the middle of interval 10),
-j = the next 4 bits of m, r = m * INV_C[j] - 1 (one FMA; |r| <= 1/32; INV_C[10] = 1 so
-r = m - 1 exactly around 1), log u = k ln2 + LOG_C[j] + log1p(r) with log1p(r) = r -
-r^2/2 + r^3 (1/3 - r/4 + ... + r^8/11) (first omitted term 2^-58 relative).
-k * LN2_HI + LOG_C_HI[j] is exact (both multiples of 2^-42), r is added with Fast2Sum
-(|r| is below that sum unless it is 0) and everything else goes into one tail.
-Error: at most ~0.6 ulp.
+log (of a positive normal u; ``log_fast`` sends vectors with other lanes to the whole
+``vecmath._log`` in a cold branch): u = 2^k m with m in [0.671875, 1.34375) (the split
+offset puts 1.0 in the middle of interval 10), j = the next 4 bits of m, r = m *
+INV_C[j] - 1 (one FMA; |r| <= 1/32; INV_C[10] = 1 so r = m - 1 exactly around 1), log
+u = k ln2 + LOG_C[j] + log1p(r) with log1p(r) = r - r^2/2 + r^3 (1/3 - r/4 + ... +
+r^8/11) (first omitted term 2^-58 relative). k * LN2_HI + LOG_C_HI[j] is exact (both
+multiples of 2^-42), r is added with Fast2Sum (|r| is below that sum unless it is 0)
+and everything else goes into one tail. Error: at most ~0.6 ulp.
 
-tanh (``vecmath._tanh``) takes e^(2|x|) - 1 as a double-double from the exp table
-(``expm1_parts``) instead of the 2^(k-1) construction: 65 vector instructions instead of
-71, error at most ~1.42 ulp (was 1.34 on the same points).
+tanh: ``vecmath_tanh64`` (interval polynomials, coefficients by ``lookup``).
 """
 from __future__ import annotations
 
@@ -33,9 +31,9 @@ import decimal
 import functools
 import math
 
-from funcgrad.lowering.vecmath_ir import Fn, hex_const
+from funcgrad.lowering.vecmath_ir import Fn
 
-__all__ = ["exp", "expm1_parts", "log_positive"]
+__all__ = ["exp", "log_fast", "log_positive", "lookup"]
 
 LN2_16_HI = float.fromhex("0x1.62e42fefa3800p-5")  # ln2/16, 42 significant bits
 LN2_16_LO = float.fromhex("0x1.ef35793c76730p-49")
@@ -81,53 +79,29 @@ def _log_table() -> tuple:
     return inv, hi, lo
 
 
-def _lookup(f: Fn, values: list, index: str) -> str:
+def lookup(f: Fn, values: list, index: str) -> str:
     """values[index & 15] on 8 lanes (``index``: <8 x i64>)."""
     f.module.declare(_PERMUTE, f"declare <8 x double> @{_PERMUTE}(<8 x double>, <8 x i64>, <8 x double>)")
-
-    def vec(vs):
-        return "<" + ", ".join(f"double {hex_const(v)}" for v in vs) + ">"
-
-    return f._t(f"call <8 x double> @{_PERMUTE}(<8 x double> {vec(values[:8])}, <8 x i64> {index}, "
-                f"<8 x double> {vec(values[8:])})")
-
-
-def _exp_reduce(f: Fn, x):
-    """(k, r, r^2 P(r), 2^m, T_HI[j], T_LO[j]): x = k ln2/16 + r, k = 16 m + j,
-    e^r - 1 = r + r^2 P(r)."""
-    kf, k = f.round_magic(x, 16 / math.log(2))
-    r = f.fma(kf, -LN2_16_HI, x)  # exact
-    r = f.fma(kf, -LN2_16_LO, r)
-    r2 = f.mul(r, r)
-    hi, lo = _table()
-    return (k, r, f.mul(r2, f.estrin(r, EXP_P, r2)), f.pow2(f.i("ashr", k, 4)),
-            _lookup(f, hi, k), _lookup(f, lo, k))
-
-
-def expm1_parts(f: Fn, x):
-    """e^x - 1 = h + l (l below h's last bit) for x in [0, 44] on 8 float64 lanes of an
-    AVX-512 host (tanh's e^(2|x|) - 1). With S = 2^m T_HI: S - 1 is exact (S is in
-    [1, 2^64)), S r is split exactly (FMA), and S r is added to S - 1 with Fast2Sum
-    (|S r| <= 0.011 S <= |S - 1| unless that is 0); the rest (S r^2 P + 2^m T_LO, below
-    r^2/2 + 2^-53) goes into l. So h + l carries ~2^-60 relative error even where S - 1
-    and S r nearly cancel (rounding e^r - 1 first cost 2 ulp of tanh near 0.0127)."""
-    _, r, r2p, s, t_hi, t_lo = _exp_reduce(f, x)
-    big = f.mul(s, t_hi)  # exact
-    a = f.sub(big, 1.0)  # exact
-    b = f.mul(big, r)
-    be = f.fma(big, r, f.neg(b))  # big * r = b + be exactly
-    c = f.fma(big, r2p, f.mul(s, t_lo))
-    h = f.add(a, b)
-    l = f.add(f.sub(b, f.sub(h, a)), f.add(be, c))  # (up to ~r^2/2: not yet below h's ulp)
-    hn = f.add(h, l)
-    return hn, f.sub(l, f.sub(hn, h))  # renormalised (Fast2Sum): tanh's division needs it
+    return f._t(f"call <8 x double> @{_PERMUTE}(<8 x double> {f.table(values[:8])}, <8 x i64> {index}, "
+                f"<8 x double> {f.table(values[8:])})")
 
 
 def exp(f: Fn, x):
     """e^x for |x| <= 708 (other lanes: any value, replaced by the caller) on 8 float64
     lanes of an AVX-512 host."""
-    _, r, r2p, s, t_hi, t_lo = _exp_reduce(f, x)
-    return f.mul(f.add(t_hi, f.fma(t_hi, f.add(r, r2p), t_lo)), s)
+    magic = 1.5 * 2.0 ** 52  # x 16/ln2 + magic: k = round(x 16/ln2) in the low bits
+    t = f.fma(x, 16 / math.log(2), magic)
+    kf = f.sub(t, magic)
+    r = f.fma(kf, -LN2_16_HI, x)  # exact
+    r = f.fma(kf, -LN2_16_LO, r)
+    r2 = f.mul(r, r)
+    r2p = f.mul(r2, f.estrin(r, EXP_P, r2))  # e^r - 1 = r + r^2 P(r)
+    hi, lo = _table()
+    j = f.bits(t)  # (the permutes read its low 4 bits: those of k, magic's are 0)
+    t_hi, t_lo = lookup(f, hi, j), lookup(f, lo, j)
+    # * 2^m (m = floor(k/16), k/16 exact) by vscalefpd: one instruction for the
+    # shift-add-shift-multiply of 2^m
+    return f.scalef(f.add(t_hi, f.fma(t_hi, f.add(r, r2p), t_lo)), f.mul(kf, 1 / 16))
 
 
 def log_positive(f: Fn, u, kadj):
@@ -136,15 +110,24 @@ def log_positive(f: Fn, u, kadj):
     iu = f.bits(u)
     t = f.i("sub", iu, LOG_OFF)
     k = f.i("ashr", t, 52)
-    m = f.fbits(f.i("sub", iu, f.i("shl", k, 52)))
+    m = f.fbits(f.i("add", f.i("and", t, 2 ** 52 - 1), LOG_OFF))  # iu - (k << 52)
     j = f.i("lshr", t, 48)  # (the permute reads the low 4 bits)
     inv, chi, clo = _log_table()
-    r = f.fma(m, _lookup(f, inv, j), -1.0)
-    kf = f.sitofp(f.i("add", k, kadj))
-    s1 = f.fma(kf, LN2_HI42, _lookup(f, chi, j))  # exact
+    r = f.fma(m, lookup(f, inv, j), -1.0)
+    kf = f.sitofp(k if kadj == 0 else f.i("add", k, kadj))
+    s1 = f.fma(kf, LN2_HI42, lookup(f, chi, j))  # exact
     hi = f.add(s1, r)
     e = f.sub(r, f.sub(hi, s1))  # Fast2Sum
     r2 = f.mul(r, r)
     poly = f.fma(f.mul(r2, r), f.estrin(r, LOG_Q, r2), f.mul(r2, -0.5))
-    tail = f.add(f.fma(kf, LN2_LO42, _lookup(f, clo, j)), f.add(e, poly))
+    tail = f.add(f.fma(kf, LN2_LO42, lookup(f, clo, j)), f.add(e, poly))
     return f.add(hi, tail)
+
+
+def log_fast(f: Fn, x):
+    """(log x where x is a positive normal finite double, mask of the other lanes):
+    the fast path without the subnormal scaling and the special-value selects
+    (``vecmath._log`` computes those lanes in the cold branch). x - 2^-1022 as
+    integers is below 0x7FE0... (unsigned) exactly for x in [2^-1022, max finite]."""
+    bad = f.i("icmp uge", f.i("sub", f.bits(x), 0x0010000000000000), 0x7FE0000000000000)
+    return log_positive(f, x, 0), bad
