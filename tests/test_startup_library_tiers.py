@@ -102,6 +102,7 @@ def test_which_libraries_may_be_tiered():
     try:
         plain = "define <4 x double> @f(<4 x double> %x, <4 x double> %fast) {\n  %nsz = fadd <4 x double> %x, %fast\n"
         assert tiered.library_eligible(plain)  # (value names are not flags)
+        assert tiered.library_eligible(plain + "  br label %fast\nfast:\n  ret <4 x double> %x\n")  # (nor labels)
         for flag in ("fast", "reassoc", "contract", "afn", "nnan"):
             assert not tiered.library_eligible(plain + f"  %y = fmul {flag} double 1.0, 2.0\n")
         tiered.set_mode("off")

@@ -242,7 +242,7 @@ def _optimised_object(text: str, tools, stop) -> bytes | None:
 # optimised at once, a tier-up, a disk-cache load) first makes the optimised library on
 # its own thread (``engine._settle``). A library with a fast-math flag is never tiered, so
 # both give the same bits (no flag lets LLVM reorder or contract an operation).
-_FLAG = re.compile(r"(?<![%@\w.$-])(?:fast|reassoc|contract|nnan|ninf|nsz|arcp|afn)\b")  # (not %fast)
+_FLAG = re.compile(r"(?<![%@\w.$-])(?:fast|reassoc|contract|nnan|ninf|nsz|arcp|afn)\b(?!:)")  # (not %fast, fast:)
 
 
 class _Library:
