@@ -169,3 +169,47 @@ def test_threads_share_the_entry(native):
     for t in threads:
         t.join(60)
     assert not errors and eager_native.CONTEXT[0]
+
+
+def test_big_contiguous_matrices_take_matmul(native):
+    """``fnp.matmul`` of big C-contiguous matrices of a BLAS dtype calls ``numpy.matmul``
+    (no zero fill; the same gemm call as ``numpy.dot``, so the same bits as the general
+    path); other operands stay on ``numpy.dot`` (the plan's function), and so do other
+    dtypes (``cfg[3]`` is then ``numpy.dot``)."""
+    from funcgrad.numpy_api.eager_fast import GEMM_MIN
+
+    rng = np.random.default_rng(0)
+    m = int(np.sqrt(GEMM_MIN)) + 1
+    big, small = rng.normal(size=(m, m)), rng.normal(size=(4, 4))
+    cases = [(big, big, 1), (big, big.T, 0), (big[:, :5], big[:5], 0), (small, small, 0), (big, big[:, 0], 0),
+             (big[:1], big, 0), (big.astype(np.complex128) * (1 + 2j), big.astype(np.complex128), 1),
+             (big.astype(np.float32), big.astype(np.float32), 1), (big.astype(np.int64), big.astype(np.int64), 1)]
+    for x, y, want in cases:
+        fnp.matmul(x, y)  # (sets the plan and cfg[3])
+        seen, alt = [], fnp.matmul._cfg[3]
+        fnp.matmul._cfg[3] = lambda a, b: seen.append(1) or alt(a, b)
+        try:
+            out = fnp.matmul(x, y)
+        finally:
+            fnp.matmul._cfg[3] = alt
+        assert len(seen) == want, (x.shape, y.shape, x.dtype)
+        assert alt is (np.matmul if x.dtype in (np.float64, np.complex128) else np.dot)
+        general = fnp.matmul.general(x, y)
+        assert type(out) is Array and out.dtype == general.dtype and not out.flags.writeable
+        np.testing.assert_array_equal(out, general)  # (bit for bit)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64, np.complex128])
+def test_matmul_and_dot_agree_bitwise(dtype):
+    rng = np.random.default_rng(1)
+    for m, k, n in [(70, 70, 70), (65, 3, 90), (128, 200, 33)]:
+        x, y = rng.normal(size=(m, k)).astype(dtype), rng.normal(size=(k, n)).astype(dtype)
+        if np.iscomplexobj(x):
+            x, y = x * (1 - 0.5j), y * (0.25 + 1j)
+        assert np.array_equal(np.matmul(x, y), np.dot(x, y))
+        eager_native.enable(False)
+        try:
+            py = fnp.matmul(x, y)
+        finally:
+            eager_native.enable(True)
+        assert np.array_equal(py, np.dot(x, y)) and type(py) is Array

@@ -18,7 +18,9 @@ fast form (``eager_fast``), which handles every call the entry does not and stor
 conversion (one store: a reader never sees half of a plan). ``flags`` is an int: bit 0
 silences floating-point errors around the call (``fp_errors``), bit 1 (``SEQ``) makes the
 one operand a non-empty list/tuple of ndarrays, each checked as an operand against
-``dtype_0`` (``concatenate``), bits 8-15 and 16-23 bound the operands' ranks. The entry
+``dtype_0`` (``concatenate``), bits 8-15 and 16-23 bound the operands' ranks, bit 2
+(``GEMM``) calls ``cfg[3]`` for two C-contiguous matrices whose product has at least
+bits 32-63 elements (``matmul``: ``numpy.matmul`` there, see ``eager_fast``). The entry
 takes the plan when there are no keywords, no staging trace (``trace.STAGING[0]`` is 0,
 or ``TRACE_STATE.dynamic is None``), as many operands as dtypes, each an
 ``ndarray`` (or an ``Array`` whose base is one, passed as that base, as ``eager_fast``
@@ -60,10 +62,13 @@ from funcgrad.core.trace import STAGING as _STAGING
 
 QUIET = 1  # flags bit 0: NumPy's floating-point errors ignored around the call
 SEQ = 2  # flags bit 1: one operand, a list/tuple of ndarrays (each checked), passed as it is
+GEMM = 4  # flags bit 2: two C-contiguous matrices whose product has >= bits 32-63 elements
+#           call ``cfg[3]`` instead of the plan's function (``numpy.matmul`` for ``dot``)
 
 
-def flags(quiet: bool, min_rank: int = 0, max_rank: int = 64, seq: bool = False) -> int:
-    return (QUIET if quiet else 0) | (SEQ if seq else 0) | (min_rank << 8) | (max_rank << 16)
+def flags(quiet: bool, min_rank: int = 0, max_rank: int = 64, seq: bool = False, gemm_min: int = 0) -> int:
+    return (QUIET if quiet else 0) | (SEQ if seq else 0) | (min_rank << 8) | (max_rank << 16) \
+        | ((GEMM | gemm_min << 32) if gemm_min else 0)
 
 
 class EagerFunction:
@@ -284,7 +289,48 @@ next:
   %i1 = add i64 %i, 1
   br label %loop
 call:
-  %fn = load ptr, ptr %pitems
+  %fn0 = load ptr, ptr %pitems
+  %gemmbit = and i64 %fl, 4
+  %isgemm = icmp ne i64 %gemmbit, 0
+  br i1 %isgemm, label %gemm_chk, label %call_fn
+gemm_chk:
+  %g0 = load ptr, ptr %plain
+  %g1p = getelementptr ptr, ptr %plain, i64 1
+  %g1 = load ptr, ptr %g1p
+  %g0ndp = getelementptr i8, ptr %g0, i64 24
+  %g0nd = load i32, ptr %g0ndp
+  %g1ndp = getelementptr i8, ptr %g1, i64 24
+  %g1nd = load i32, ptr %g1ndp
+  %g0flp = getelementptr i8, ptr %g0, i64 64
+  %g0fl = load i32, ptr %g0flp
+  %g1flp = getelementptr i8, ptr %g1, i64 64
+  %g1fl = load i32, ptr %g1flp
+  %gfl = and i32 %g0fl, %g1fl
+  %gc = and i32 %gfl, 1
+  %g2d0 = icmp eq i32 %g0nd, 2
+  %g2d1 = icmp eq i32 %g1nd, 2
+  %g2d = and i1 %g2d0, %g2d1
+  %gcc = icmp ne i32 %gc, 0
+  %glay = and i1 %g2d, %gcc
+  br i1 %glay, label %gemm_size, label %call_fn
+gemm_size:
+  %g0dp = getelementptr i8, ptr %g0, i64 32
+  %g0d = load ptr, ptr %g0dp
+  %rows = load i64, ptr %g0d
+  %g1dp = getelementptr i8, ptr %g1, i64 32
+  %g1d = load ptr, ptr %g1dp
+  %g1d1 = getelementptr i64, ptr %g1d, i64 1
+  %cols = load i64, ptr %g1d1
+  %outn = mul i64 %rows, %cols
+  %gmin = lshr i64 %fl, 32
+  %gbig = icmp sge i64 %outn, %gmin
+  br i1 %gbig, label %gemm_alt, label %call_fn
+gemm_alt:
+  %altp = getelementptr ptr, ptr %items, i64 3
+  %alt = load ptr, ptr %altp
+  br label %call_fn
+call_fn:
+  %fn = phi ptr [ %fn0, %call ], [ %fn0, %gemm_chk ], [ %fn0, %gemm_size ], [ %alt, %gemm_alt ]
   %quiet = and i64 %fl, 1
   %isq = icmp ne i64 %quiet, 0
   br i1 %isq, label %call_quiet, label %call_plain
@@ -429,7 +475,7 @@ def _setup():
     objects = {"fg_eager_errvar": _extobj_contextvar, "fg_eager_ignore": ignore}
     native_call.bind(objects, _FUNCS)
     engine.add_symbol("fg_eager_context", ctypes.addressof(CONTEXT))
-    addrs = engine.compile_library(f"eager_native_entry/5/{offset}", lambda: _text(offset), ["eager_entry"])
+    addrs = engine.compile_library(f"eager_native_entry/6/{offset}", lambda: _text(offset), ["eager_entry"])
     return native_call.method(EagerFunction, addrs["eager_entry"]), objects, addrs["eager_entry"]
 
 
@@ -458,4 +504,4 @@ def enable(on: bool = True) -> bool:
     return on
 
 
-__all__ = ["EagerFunction", "enable", "flags", "QUIET", "SEQ", "ENABLE_AFTER", "POSSIBLE"]
+__all__ = ["EagerFunction", "enable", "flags", "QUIET", "SEQ", "GEMM", "ENABLE_AFTER", "POSSIBLE"]
