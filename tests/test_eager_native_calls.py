@@ -213,3 +213,23 @@ def test_matmul_and_dot_agree_bitwise(dtype):
         finally:
             eager_native.enable(True)
         assert np.array_equal(py, np.dot(x, y)) and type(py) is Array
+
+
+def test_vector_like_and_unaligned_matrices_stay_on_dot(native):
+    """A dimension 1 (``numpy.matmul`` then takes another loop), or an unaligned operand
+    (neither uses BLAS then, and their loops sum in other orders): ``numpy.dot``."""
+    rng = np.random.default_rng(2)
+    raw = np.zeros(100 * 100 * 8 + 1, np.uint8)[1:].view(np.float64).reshape(100, 100)
+    raw[...] = rng.normal(size=(100, 100))
+    assert not raw.flags.aligned and raw.flags.c_contiguous
+    a = rng.normal(size=(100, 100))
+    for x, y in [(a[:, :1].copy(), a[:1].copy()), (a, a[:, :1].copy()), (a[:1].copy(), a), (raw, a), (a, raw)]:
+        fnp.matmul(x, y)
+        seen, alt = [], fnp.matmul._cfg[3]
+        fnp.matmul._cfg[3] = lambda p, q: seen.append(1) or alt(p, q)
+        try:
+            out = fnp.matmul(x, y)
+        finally:
+            fnp.matmul._cfg[3] = alt
+        assert not seen, (x.shape, y.shape)
+        np.testing.assert_array_equal(out, np.dot(x, y))

@@ -258,13 +258,24 @@ def where(slow):
 _DOT_DTYPES = frozenset(d for d in _SUPPORTED if d != _BOOL)
 
 
-# ``numpy.dot`` zero-fills a matrix product's output before BLAS writes it (~0.6 us for
+# ``numpy.dot`` clears a matrix product's output before BLAS writes it (~0.6 us for
 # 100x100 float64); ``numpy.matmul`` makes the same BLAS call (gemm, same arguments, so
-# the same bits: ``tests/test_eager_native_calls.py``) on two C-contiguous matrices
-# without that, but has ~0.2 us more fixed cost: it is taken from this many output
-# elements, for the dtypes where the fill is the larger (ints do not use BLAS).
+# the same bits: ``tests/test_eager_native_calls.py``) without that when both operands
+# are aligned C-contiguous matrices with every dimension in [2, 2^31) (with a dimension
+# 1 it takes another loop: slower, and -0.0 may differ), but has ~0.2 us more fixed
+# cost: it is taken from this many output elements, for the dtypes where the fill is
+# the larger (ints do not use BLAS).
 GEMM_MIN = 4096
 _GEMM_DTYPES = frozenset(map(np.dtype, (np.float64, np.complex64, np.complex128)))
+
+
+def _gemm(x, y) -> bool:
+    """Whether ``numpy.matmul`` gives ``numpy.dot(x, y)`` faster (see ``GEMM_MIN``)."""
+    if x.ndim != 2 or y.ndim != 2:
+        return False
+    (m, k), n = x.shape, y.shape[1]
+    return m * n >= GEMM_MIN and 2 <= min(m, k, n) and max(m, k, n) < 2**31 and x.flags.c_contiguous \
+        and y.flags.c_contiguous and x.flags.aligned and y.flags.aligned
 
 
 def matmul(slow):
@@ -289,10 +300,7 @@ def matmul(slow):
                         if plan is None or plan[1] is not d:
                             cfg[3] = np_matmul if d in _GEMM_DTYPES else np_dot
                             cfg[2] = (np_dot, d, d)
-                        fn = np_dot
-                        if d in _GEMM_DTYPES and x.ndim == 2 and y.ndim == 2 and x.shape[0] * y.shape[1] >= GEMM_MIN \
-                                and x.flags.c_contiguous and y.flags.c_contiguous:
-                            fn = np_matmul
+                        fn = np_matmul if d in _GEMM_DTYPES and _gemm(x, y) else np_dot
                         token = silence()
                         try:
                             out = fn(x, y)

@@ -19,8 +19,9 @@ conversion (one store: a reader never sees half of a plan). ``flags`` is an int:
 silences floating-point errors around the call (``fp_errors``), bit 1 (``SEQ``) makes the
 one operand a non-empty list/tuple of ndarrays, each checked as an operand against
 ``dtype_0`` (``concatenate``), bits 8-15 and 16-23 bound the operands' ranks, bit 2
-(``GEMM``) calls ``cfg[3]`` for two C-contiguous matrices whose product has at least
-bits 32-63 elements (``matmul``: ``numpy.matmul`` there, see ``eager_fast``). The entry
+(``GEMM``) calls ``cfg[3]`` for two aligned C-contiguous matrices, each dimension in
+[2, 2^31), whose product has at least bits 32-63 elements (``matmul``: ``numpy.matmul``
+there, see ``eager_fast``). The entry
 takes the plan when there are no keywords, no staging trace (``trace.STAGING[0]`` is 0,
 or ``TRACE_STATE.dynamic is None``), as many operands as dtypes, each an
 ``ndarray`` (or an ``Array`` whose base is one, passed as that base, as ``eager_fast``
@@ -62,8 +63,8 @@ from funcgrad.core.trace import STAGING as _STAGING
 
 QUIET = 1  # flags bit 0: NumPy's floating-point errors ignored around the call
 SEQ = 2  # flags bit 1: one operand, a list/tuple of ndarrays (each checked), passed as it is
-GEMM = 4  # flags bit 2: two C-contiguous matrices whose product has >= bits 32-63 elements
-#           call ``cfg[3]`` instead of the plan's function (``numpy.matmul`` for ``dot``)
+GEMM = 4  # flags bit 2: two aligned C-contiguous matrices, dimensions in [2, 2^31), whose
+#           product has >= bits 32-63 elements: call ``cfg[3]`` instead of the plan's fn
 
 
 def flags(quiet: bool, min_rank: int = 0, max_rank: int = 64, seq: bool = False, gemm_min: int = 0) -> int:
@@ -306,25 +307,38 @@ gemm_chk:
   %g1flp = getelementptr i8, ptr %g1, i64 64
   %g1fl = load i32, ptr %g1flp
   %gfl = and i32 %g0fl, %g1fl
-  %gc = and i32 %gfl, 1
+  %gca = and i32 %gfl, 257
   %g2d0 = icmp eq i32 %g0nd, 2
   %g2d1 = icmp eq i32 %g1nd, 2
   %g2d = and i1 %g2d0, %g2d1
-  %gcc = icmp ne i32 %gc, 0
+  %gcc = icmp eq i32 %gca, 257
   %glay = and i1 %g2d, %gcc
   br i1 %glay, label %gemm_size, label %call_fn
 gemm_size:
   %g0dp = getelementptr i8, ptr %g0, i64 32
   %g0d = load ptr, ptr %g0dp
   %rows = load i64, ptr %g0d
+  %g0d1 = getelementptr i64, ptr %g0d, i64 1
+  %inner = load i64, ptr %g0d1
   %g1dp = getelementptr i8, ptr %g1, i64 32
   %g1d = load ptr, ptr %g1dp
   %g1d1 = getelementptr i64, ptr %g1d, i64 1
   %cols = load i64, ptr %g1d1
+  %rk = or i64 %rows, %inner
+  %rkc = or i64 %rk, %cols
+  %high = lshr i64 %rkc, 31
+  %nothigh = icmp eq i64 %high, 0
+  %grok = icmp sge i64 %rows, 2
+  %gkok = icmp sge i64 %inner, 2
+  %gcok = icmp sge i64 %cols, 2
+  %rkok = and i1 %grok, %gkok
+  %rkcok = and i1 %rkok, %gcok
+  %dimok = and i1 %rkcok, %nothigh
   %outn = mul i64 %rows, %cols
   %gmin = lshr i64 %fl, 32
   %gbig = icmp sge i64 %outn, %gmin
-  br i1 %gbig, label %gemm_alt, label %call_fn
+  %gtake = and i1 %dimok, %gbig
+  br i1 %gtake, label %gemm_alt, label %call_fn
 gemm_alt:
   %altp = getelementptr ptr, ptr %items, i64 3
   %alt = load ptr, ptr %altp
