@@ -78,7 +78,7 @@ class EagerFunction:
     __slots__ = ("_cfg", "__dict__", "__weakref__")
 
     def __init__(self, cfg: list):
-        self._cfg = cfg  # [fallback, flags, plan]
+        self._cfg = cfg  # [fallback, flags, plan] (+ [GEMM's function])
         if _VECTORCALL:
             _instances.add(self)
             if _state.get("entry"):
@@ -470,8 +470,8 @@ _contexts: list = []
 
 
 def _setup():
-    """Compile the entry; return (descriptor, objects kept alive) or None if this process
-    cannot (another NumPy ABI, NumPy 1.x error state, no C API table)."""
+    """Compile the entry; return (descriptor, objects kept alive, its address) or None if
+    this process cannot (another NumPy ABI, NumPy 1.x error state, no C API table)."""
     from funcgrad.lowering import engine, native_call
 
     if not native_call.available():
