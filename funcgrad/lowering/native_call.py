@@ -57,7 +57,7 @@ FUNCS = {
     "PyTuple_New": ("ptr", "i64"), "PyList_New": ("ptr", "i64"), "PyDict_New": ("ptr", ""),
     "PyDict_SetItem": ("i32", "ptr, ptr, ptr"), "PyEval_SaveThread": ("ptr", ""),
     "PyEval_RestoreThread": ("void", "ptr"), "PyContextVar_Set": ("ptr", "ptr, ptr"),
-    "PyContextVar_Reset": ("i32", "ptr, ptr"),
+    "PyContextVar_Reset": ("i32", "ptr, ptr"), "PyContext_Enter": ("i32", "ptr"), "PyContext_Exit": ("i32", "ptr"),
     # NumPy's, from its C API table (``_NUMPY_SLOTS``)
     "fg_np_new_from_descr": ("ptr", "ptr, ptr, i32, ptr, ptr, ptr, i32, ptr"),  # PyArray_NewFromDescr
     "fg_np_view": ("ptr", "ptr, ptr, ptr"),  # PyArray_View(array, dtype, subtype)

@@ -6,7 +6,11 @@ the result) is ~0.5 us on top of NumPy's own ~0.25 us for a 3-element ``add``. H
 ``METH_FASTCALL | METH_KEYWORDS`` C function written in LLVM IR, ``@fg_main_eager_entry``,
 does the same for the last plan a function used, and is the ``__call__`` of the class
 ``EagerFunction`` (a method descriptor made by ``PyDescr_NewMethod``; an instance keeps
-the general function's name, docstring and attributes).
+the general function's name, docstring and attributes). It is also each instance's
+*vectorcall* function (the same signature): the class has 8 bytes per instance after its
+slots holding the entry's address and the type's ``tp_vectorcall_offset`` pointing at
+them, so a call ``fnp.add(a, b)`` reaches the entry directly, not through the type's
+``tp_call`` (an argument tuple, the ``__call__`` lookup, a descriptor call: ~40 ns).
 
 An instance's ``_cfg`` is a list ``[fallback, flags, plan]``: ``fallback`` is the Python
 fast form (``eager_fast``), which handles every call the entry does not and stores in
@@ -14,7 +18,10 @@ fast form (``eager_fast``), which handles every call the entry does not and stor
 conversion (one store: a reader never sees half of a plan). ``flags`` is an int: bit 0
 silences floating-point errors around the call (``fp_errors``), bit 1 (``SEQ``) makes the
 one operand a non-empty list/tuple of ndarrays, each checked as an operand against
-``dtype_0`` (``concatenate``), bits 8-15 and 16-23 bound the operands' ranks. The entry
+``dtype_0`` (``concatenate``), bits 8-15 and 16-23 bound the operands' ranks, bit 2
+(``GEMM``) calls ``cfg[3]`` for two aligned C-contiguous matrices, each dimension in
+[2, 2^31), whose product has at least bits 32-63 elements (``matmul``: ``numpy.matmul``
+there, see ``eager_fast``). The entry
 takes the plan when there are no keywords, no staging trace (``trace.STAGING[0]`` is 0,
 or ``TRACE_STATE.dynamic is None``), as many operands as dtypes, each an
 ``ndarray`` (or an ``Array`` whose base is one, passed as that base, as ``eager_fast``
@@ -24,16 +31,31 @@ viewed as ``Array``; anything else, a NumPy scalar, as it is). Any other call, a
 error raised by ``fn`` (the Python path then gives the general path's error), goes to
 ``fallback`` with the same arguments.
 
+Quiet calls run with NumPy's error state "ignore". Setting NumPy's context variable
+around the call (``PyContextVar_Set``/``Reset``: two mapping copies and a token) cost
+~0.1 us; instead the entry enters a private ``contextvars.Context`` holding only that
+variable (``PyContext_Enter``/``Exit``: pointer swaps) for the NumPy call, in which
+nothing but NumPy's own lookup of its error state runs (numeric ufuncs, ``dot``,
+``concatenate`` on plain ndarrays call no Python code). If that context is busy (entered
+by another thread whose call released the GIL, or by a call further up this thread) the
+entry sets the variable in the caller's context as before; if a call changed it (code
+run by the garbage collector during the call setting a context variable) the entry stops
+using it (``CONTEXT``) and ``enable`` makes a fresh one.
+
 The library is compiled on first need (``enable``; the disk cache keeps its object code):
 never at import. What it shares with the jit entry (``lowering/native_entry.py``) is in
 ``lowering/native_call.py``: declarations and binding by name, the staging check, the
 freezing of the result, the method descriptor. Offsets (``native_call.available``
 verifies them): ``ob_type`` 8, list ``ob_item`` 24, tuple size 16 and items 24, ndarray
-nd 24, base 48, descr 56, flags 64; the ``_cfg`` slot's offset is checked at install.
+nd 24, base 48, descr 56, flags 64; the ``_cfg`` slot's offset is checked at install,
+a ``Context``'s variables' (24) when the context is made, and the type fields
+``tp_basicsize`` (32), ``tp_vectorcall_offset`` (56) and ``tp_flags`` (168) against
+``__basicsize__``/``__flags__`` before the class is widened (without them: ``__call__``).
 """
 from __future__ import annotations
 
 import ctypes
+import weakref
 
 import numpy as np
 
@@ -41,10 +63,13 @@ from funcgrad.core.trace import STAGING as _STAGING
 
 QUIET = 1  # flags bit 0: NumPy's floating-point errors ignored around the call
 SEQ = 2  # flags bit 1: one operand, a list/tuple of ndarrays (each checked), passed as it is
+GEMM = 4  # flags bit 2: two aligned C-contiguous matrices, dimensions in [2, 2^31), whose
+#           product has >= bits 32-63 elements: call ``cfg[3]`` instead of the plan's fn
 
 
-def flags(quiet: bool, min_rank: int = 0, max_rank: int = 64, seq: bool = False) -> int:
-    return (QUIET if quiet else 0) | (SEQ if seq else 0) | (min_rank << 8) | (max_rank << 16)
+def flags(quiet: bool, min_rank: int = 0, max_rank: int = 64, seq: bool = False, gemm_min: int = 0) -> int:
+    return (QUIET if quiet else 0) | (SEQ if seq else 0) | (min_rank << 8) | (max_rank << 16) \
+        | ((GEMM | gemm_min << 32) if gemm_min else 0)
 
 
 class EagerFunction:
@@ -53,7 +78,11 @@ class EagerFunction:
     __slots__ = ("_cfg", "__dict__", "__weakref__")
 
     def __init__(self, cfg: list):
-        self._cfg = cfg  # [fallback, flags, plan]
+        self._cfg = cfg  # [fallback, flags, plan] (+ [GEMM's function])
+        if _VECTORCALL:
+            _instances.add(self)
+            if _state.get("entry"):
+                ctypes.c_void_p.from_address(id(self) + _VECTORCALL).value = _state["entry"]
 
     def __call__(self, *args, **kwargs):  # until ``enable`` installs the native entry
         if not _STAGING[0]:  # (eager calls only: under a trace the entry never runs, and a
@@ -71,16 +100,65 @@ class EagerFunction:
 
 # The entry needs NumPy 2's error-state context variable and a 64-bit CPython.
 POSSIBLE = np.lib.NumpyVersion(np.__version__) >= "2.0.0" and ctypes.sizeof(ctypes.c_void_p) == 8
+
+# ``PyTypeObject`` fields (CPython 3.8+, 64-bit) and the flag that makes a call of an
+# instance read the function to call from the instance itself (``tp_vectorcall_offset``).
+_TP_BASICSIZE, _TP_VECTORCALL_OFFSET, _TP_FLAGS = 32, 56, 168
+_HAVE_VECTORCALL = 1 << 11
+
+
+def _add_vectorcall_slot(cls) -> int:
+    """Give ``cls`` (no instance made yet) 8 more bytes per instance, after its slots,
+    for a vectorcall function pointer; return their offset, or 0 if the type's layout
+    is not the one expected (then calls go through ``__call__``). The bytes are no slot:
+    the garbage collector and deallocation never read them; while they are null (an
+    instance made before ``enable``), a call takes ``__call__`` as before."""
+    if not POSSIBLE:
+        return 0
+    try:
+        field = lambda off: ctypes.c_ssize_t.from_address(id(cls) + off)  # noqa: E731
+        if field(_TP_BASICSIZE).value != cls.__basicsize__ or field(_TP_FLAGS).value != cls.__flags__ \
+                or field(_TP_VECTORCALL_OFFSET).value != 0 or cls.__flags__ & _HAVE_VECTORCALL:
+            return 0
+        offset = cls.__basicsize__
+        field(_TP_BASICSIZE).value = offset + 8
+        return offset if cls.__basicsize__ == offset + 8 else 0
+    except (ValueError, TypeError, OSError):  # pragma: no cover - exotic interpreter
+        return 0
+
+
+def _set_vectorcall(on: bool) -> None:
+    """Point every instance's vectorcall slot at the entry and set the type's flag (on),
+    or clear the flag: calls then go through ``__call__`` (set after any assignment to
+    ``__call__``, which clears the flag on Python 3.12+)."""
+    cls = EagerFunction
+    flags_ = ctypes.c_ulong.from_address(id(cls) + _TP_FLAGS)
+    if on:
+        ctypes.c_ssize_t.from_address(id(cls) + _TP_VECTORCALL_OFFSET).value = _VECTORCALL
+        for f in list(_instances):
+            ctypes.c_void_p.from_address(id(f) + _VECTORCALL).value = _state["entry"]
+        flags_.value |= _HAVE_VECTORCALL
+    else:
+        flags_.value &= ~_HAVE_VECTORCALL
+
+
+_VECTORCALL = _add_vectorcall_slot(EagerFunction)  # (the instance offset of the pointer; 0: none)
+_instances: weakref.WeakSet = weakref.WeakSet()
 ENABLE_AFTER = 256  # calls (of any of them) before the library is compiled: none at import
 _count = [0]
 _state: dict = {}
 
 
-_OWN = ("fg_eager_errvar", "fg_eager_ignore")
+_OWN = ("fg_eager_errvar", "fg_eager_ignore", "fg_eager_context")
+# The private context the entry runs quiet calls in (``_private_context``): its address
+# and its variables mapping's as made. The entry sets the first to 0 (and from then on
+# sets the error-state variable in the caller's context instead) if code run during a
+# call changed that context or left another entered; ``enable`` makes a new one.
+CONTEXT = (ctypes.c_void_p * 2)()
 _SHARED = ("fg_py_ndarray", "fg_py_array", "fg_py_none", "fg_py_list", "fg_py_tuple", "fg_py_staging", "fg_py_zero",
            "fg_py_trace_state", "fg_py_str_dynamic")
 _FUNCS = ("PyObject_GetAttr", "PyErr_Clear", "Py_DecRef", "PyLong_AsLongLong", "PyObject_Vectorcall",
-          "PyContextVar_Set", "PyContextVar_Reset", "fg_np_view")
+          "PyContextVar_Set", "PyContextVar_Reset", "PyContext_Enter", "PyContext_Exit", "fg_np_view")
 
 
 def _text(cfg_offset: int) -> str:
@@ -212,7 +290,61 @@ next:
   %i1 = add i64 %i, 1
   br label %loop
 call:
-  %fn = load ptr, ptr %pitems
+  %fn0 = load ptr, ptr %pitems
+  %gemmbit = and i64 %fl, 4
+  %isgemm = icmp ne i64 %gemmbit, 0
+  br i1 %isgemm, label %gemm_chk, label %call_fn
+gemm_chk:
+  %g0 = load ptr, ptr %plain
+  %g1p = getelementptr ptr, ptr %plain, i64 1
+  %g1 = load ptr, ptr %g1p
+  %g0ndp = getelementptr i8, ptr %g0, i64 24
+  %g0nd = load i32, ptr %g0ndp
+  %g1ndp = getelementptr i8, ptr %g1, i64 24
+  %g1nd = load i32, ptr %g1ndp
+  %g0flp = getelementptr i8, ptr %g0, i64 64
+  %g0fl = load i32, ptr %g0flp
+  %g1flp = getelementptr i8, ptr %g1, i64 64
+  %g1fl = load i32, ptr %g1flp
+  %gfl = and i32 %g0fl, %g1fl
+  %gca = and i32 %gfl, 257
+  %g2d0 = icmp eq i32 %g0nd, 2
+  %g2d1 = icmp eq i32 %g1nd, 2
+  %g2d = and i1 %g2d0, %g2d1
+  %gcc = icmp eq i32 %gca, 257
+  %glay = and i1 %g2d, %gcc
+  br i1 %glay, label %gemm_size, label %call_fn
+gemm_size:
+  %g0dp = getelementptr i8, ptr %g0, i64 32
+  %g0d = load ptr, ptr %g0dp
+  %rows = load i64, ptr %g0d
+  %g0d1 = getelementptr i64, ptr %g0d, i64 1
+  %inner = load i64, ptr %g0d1
+  %g1dp = getelementptr i8, ptr %g1, i64 32
+  %g1d = load ptr, ptr %g1dp
+  %g1d1 = getelementptr i64, ptr %g1d, i64 1
+  %cols = load i64, ptr %g1d1
+  %rk = or i64 %rows, %inner
+  %rkc = or i64 %rk, %cols
+  %high = lshr i64 %rkc, 31
+  %nothigh = icmp eq i64 %high, 0
+  %grok = icmp sge i64 %rows, 2
+  %gkok = icmp sge i64 %inner, 2
+  %gcok = icmp sge i64 %cols, 2
+  %rkok = and i1 %grok, %gkok
+  %rkcok = and i1 %rkok, %gcok
+  %dimok = and i1 %rkcok, %nothigh
+  %outn = mul i64 %rows, %cols
+  %gmin = lshr i64 %fl, 32
+  %gbig = icmp sge i64 %outn, %gmin
+  %gtake = and i1 %dimok, %gbig
+  br i1 %gtake, label %gemm_alt, label %call_fn
+gemm_alt:
+  %altp = getelementptr ptr, ptr %items, i64 3
+  %alt = load ptr, ptr %altp
+  br label %call_fn
+call_fn:
+  %fn = phi ptr [ %fn0, %call ], [ %fn0, %gemm_chk ], [ %fn0, %gemm_size ], [ %alt, %gemm_alt ]
   %quiet = and i64 %fl, 1
   %isq = icmp ne i64 %quiet, 0
   br i1 %isq, label %call_quiet, label %call_plain
@@ -220,6 +352,39 @@ call_plain:
   %r0 = call ptr @PyObject_Vectorcall(ptr %fn, ptr %plain, i64 %nargs, ptr null)
   br label %called
 call_quiet:
+  %ctx = load ptr, ptr @fg_eager_context
+  %usectx = icmp ne ptr %ctx, null
+  br i1 %usectx, label %enter, label %call_var
+enter:
+  %en = call i32 @PyContext_Enter(ptr %ctx)
+  %entered = icmp eq i32 %en, 0
+  br i1 %entered, label %call_c, label %enter_failed
+call_c:
+  %r2 = call ptr @PyObject_Vectorcall(ptr %fn, ptr %plain, i64 %nargs, ptr null)
+  %ex = call i32 @PyContext_Exit(ptr %ctx)
+  %exok = icmp eq i32 %ex, 0
+  br i1 %exok, label %exited, label %exit_failed
+exit_failed:
+  store ptr null, ptr @fg_eager_context
+  %r2null = icmp eq ptr %r2, null
+  br i1 %r2null, label %clear_fallback, label %exit_drop
+exit_drop:
+  call void @Py_DecRef(ptr %r2)
+  br label %clear_fallback
+exited:
+  %varsp = getelementptr i8, ptr %ctx, i64 {_CTX_VARS}
+  %vars = load ptr, ptr %varsp
+  %pvp = getelementptr ptr, ptr @fg_eager_context, i64 1
+  %pv = load ptr, ptr %pvp
+  %pristine = icmp eq ptr %vars, %pv
+  br i1 %pristine, label %called, label %ctx_spoilt
+ctx_spoilt:
+  store ptr null, ptr @fg_eager_context
+  br label %called
+enter_failed:
+  call void @PyErr_Clear()
+  br label %call_var
+call_var:
   %tok = call ptr @PyContextVar_Set(ptr @fg_eager_errvar, ptr @fg_eager_ignore)
   %toknull = icmp eq ptr %tok, null
   br i1 %toknull, label %clear_fallback, label %call_q
@@ -235,7 +400,7 @@ q_reset:
   call void @Py_DecRef(ptr %tok)
   br label %called
 called:
-  %r = phi ptr [ %r0, %call_plain ], [ %r1, %q_reset ]
+  %r = phi ptr [ %r0, %call_plain ], [ %r1, %q_reset ], [ %r2, %exited ], [ %r2, %ctx_spoilt ]
   %rnull = icmp eq ptr %r, null
   br i1 %rnull, label %clear_fallback, label %freeze
 freeze:
@@ -267,9 +432,46 @@ def _cfg_offset():
     return None
 
 
+_CTX_VARS = 24  # offset of a ``contextvars.Context``'s variables (``ctx_vars``, a HAMT mapping)
+
+
+def _private_context(var, value):
+    """(a ``contextvars.Context`` holding only ``var = value``, its variables mapping), or
+    None when the ``ctx_vars`` offset cannot be verified (then there is no entry)."""
+    import contextvars
+
+    ctx = contextvars.Context()
+    ctx.run(var.set, value)
+    at = lambda c: ctypes.c_void_p.from_address(id(c) + _CTX_VARS).value  # noqa: E731
+    try:
+        vars_, other = at(ctx), contextvars.copy_context()
+        twin = ctx.copy()  # (a copy shares the mapping; a set in it makes a new one)
+        ok = at(twin) == vars_ and type(ctypes.cast(vars_, ctypes.py_object).value).__name__ == "hamt"
+        twin.run(var.set, None)
+        ok = ok and at(twin) != vars_ and at(ctx) == vars_ and at(other) != vars_
+    except (ValueError, TypeError, OSError):  # pragma: no cover - exotic interpreter
+        return None
+    return (ctx, ctypes.cast(vars_, ctypes.py_object).value) if ok else None
+
+
+def _renew_context(var, value) -> bool:
+    """Make a private context (``var = value``) the entry's ``CONTEXT``; False if the
+    layout is not verified. (Every one made stays alive: an entry may still be in one.)"""
+    made = _private_context(var, value)
+    if made is None:
+        return False
+    _contexts.append(made)
+    CONTEXT[1] = id(made[1])
+    CONTEXT[0] = id(made[0])
+    return True
+
+
+_contexts: list = []
+
+
 def _setup():
-    """Compile the entry; return (descriptor, objects kept alive) or None if this process
-    cannot (another NumPy ABI, NumPy 1.x error state, no C API table)."""
+    """Compile the entry; return (descriptor, objects kept alive, its address) or None if
+    this process cannot (another NumPy ABI, NumPy 1.x error state, no C API table)."""
     from funcgrad.lowering import engine, native_call
 
     if not native_call.available():
@@ -281,10 +483,14 @@ def _setup():
     offset = _cfg_offset()
     if offset is None:
         return None
-    objects = {"fg_eager_errvar": _extobj_contextvar, "fg_eager_ignore": _make_extobj(all="ignore")}
+    ignore = _make_extobj(all="ignore")
+    if not _renew_context(_extobj_contextvar, ignore):
+        return None
+    objects = {"fg_eager_errvar": _extobj_contextvar, "fg_eager_ignore": ignore}
     native_call.bind(objects, _FUNCS)
-    addrs = engine.compile_library(f"eager_native_entry/4/{offset}", lambda: _text(offset), ["eager_entry"])
-    return native_call.method(EagerFunction, addrs["eager_entry"]), objects
+    engine.add_symbol("fg_eager_context", ctypes.addressof(CONTEXT))
+    addrs = engine.compile_library(f"eager_native_entry/6/{offset}", lambda: _text(offset), ["eager_entry"])
+    return native_call.method(EagerFunction, addrs["eager_entry"]), objects, addrs["eager_entry"]
 
 
 def _forward(self, *args, **kwargs):
@@ -302,8 +508,14 @@ def enable(on: bool = True) -> bool:
             made, _state["error"] = None, e  # (kept for tests and bug reports)
         _state["descr"] = made and made[0]
         _state["keep"] = made and made[1]
-    EagerFunction.__call__ = _state["descr"] if on and _state["descr"] else _forward
-    return bool(on and _state["descr"])
+        _state["entry"] = made and made[2]
+    on = bool(on and _state["descr"])
+    if on and not CONTEXT[0]:  # (spoilt by a call: see ``CONTEXT``)
+        _renew_context(_state["keep"]["fg_eager_errvar"], _state["keep"]["fg_eager_ignore"])
+    EagerFunction.__call__ = _state["descr"] if on else _forward
+    if _VECTORCALL:  # (the entry is also each instance's vectorcall: no ``__call__`` lookup)
+        _set_vectorcall(on)
+    return on
 
 
-__all__ = ["EagerFunction", "enable", "flags", "QUIET", "SEQ", "ENABLE_AFTER", "POSSIBLE"]
+__all__ = ["EagerFunction", "enable", "flags", "QUIET", "SEQ", "GEMM", "ENABLE_AFTER", "POSSIBLE"]
