@@ -130,7 +130,7 @@ def celu(x, alpha=1.0):
 
 def sigmoid(x):
     """``1 / (1 + exp(-x))``, accurate in both tails."""
-    return _special.expit(_inexact("sigmoid", x))
+    return _special.basic.logistic(_inexact("sigmoid", x))  # (complex too, as JAX's; expit is real-only)
 
 
 def softplus(x):

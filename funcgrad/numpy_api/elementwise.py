@@ -368,8 +368,13 @@ def sign(x, /):
 
 @_numeric
 def square(x, /):
-    """Elementwise ``x * x``."""
-    return lax.integer_pow(_int8_if_bool(x), 2)
+    """Elementwise ``x * x``. Complex ``x`` takes the complex product, as NumPy's square
+    loop does (``fma(a, a, -b*b) + fma(a, b, b*a)j``: ``square(1e308+1e308j)`` is
+    ``-inf+infj``), not ``power(x, 2)``'s plain one (``nan+infj``, NumPy's too)."""
+    x = _int8_if_bool(x)
+    if x.dtype.kind == "c":
+        return lax.mul(x, x)
+    return lax.integer_pow(x, 2)
 
 
 @_numeric

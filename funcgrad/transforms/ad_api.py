@@ -127,9 +127,17 @@ def vjp(fun, *primals, has_aux=False):
         if ct_tree != out_tree:
             raise TypeError(f"vjp: cotangent structure {ct_tree} does not match the output structure {out_tree}")
         for i, (c, a) in enumerate(zip(ct_leaves, out_avals)):
-            ca = get_aval_any(c)
+            try:
+                ca = get_aval_any(c)
+            except TypeError as e:  # (an unsupported dtype, say float16: name vjp)
+                raise type(e)(f"vjp: cotangent {i}: {e}") from None
             if ca.shape != a.shape:
                 raise ValueError(f"vjp: cotangent {i} has shape {ca.shape}, but the output has shape {a.shape}")
+            # JAX: a float/complex output's cotangent has exactly its dtype (a real one for a
+            # complex output would drop the imaginary part); integer outputs take any.
+            if a.dtype.kind in "fc" and ca.dtype != a.dtype:
+                raise TypeError(f"vjp: cotangent {i} has dtype {ca.dtype}, but output {i} (shape {a.shape}) "
+                                f"has dtype {a.dtype}: pass a cotangent of the output's dtype")
         cts = [_as_array(c) if is_differentiable(a) else Zero(a) for c, a in zip(ct_leaves, out_avals)]
         cts = [
             c if type(c) is Zero or get_aval_any(c).dtype == a.dtype else _cast(c, a.dtype)

@@ -67,6 +67,7 @@ class Term:
     deps: frozenset = frozenset()  # input positions of differentiable inputs it reads
     lowp: bool = False  # computed through float32 somewhere (compare it to float32 accuracy)
     local: bool = False  # reads a loop/branch-local name (so it is traced there)
+    exact: bool = False  # an input or a literal: every path sees the same bits (``tie_free``)
 
     @property
     def arr(self):
@@ -80,6 +81,12 @@ class Term:
     @property
     def shape(self):
         return self.arr.shape
+
+    @property
+    def same_everywhere(self):
+        """Bitwise the same value on every path: ints and bools (exact arithmetic, and
+        every float decision they came from was kept off its ties), inputs, literals."""
+        return self.exact or self.kind in "ib"
 
 
 def _const(text):
@@ -224,6 +231,27 @@ LOGICAL = ["{M}.logical_and({a}, {b})", "{a} | {b}", "{M}.logical_xor({a}, {b})"
 FLOAT_LITS = ["1.5", "-0.5", "2.0", "0.25", "-3.0"]
 INT_LITS = ["2", "-1", "3"]
 
+# Decisions kept off their ties. Compiled code agrees with NumPy to rounding, not bitwise:
+# it reassociates and vectorises float sums (NumPy sums pairwise) and has its own vector
+# math. So a decision about a value within rounding of its threshold can go either way
+# (as in JAX): seed 42452 branched on ``sum(outer(x1, x0)) > 0`` whose exact value is 0,
+# NumPy's sum 0.0, jit's 1.8e-15, and took the other branch. Such a program tests the
+# rounding, not funcgrad; so, as inputs are kept off kinks and branch points, a statement
+# whose decision (cond's predicate, a data-dependent while test, a float comparison,
+# ``where(a > b, ...)``) falls within TIE_REL * (|a| + |b| + scale + 1) of its threshold is
+# rejected (``scale``: the sum of |terms| when ``a`` is a sum, whose rounding grows with
+# it). Exact ties of values every path computes bitwise alike (ints, bools, inputs,
+# literals, a value compared with itself) stay: those must agree. Values computed through
+# float32 get float32's margin.
+TIE_REL = {False: 1e-9, True: 1e-5}  # by ``lowp``
+
+
+def near_tie(a, b, lowp=False, scale=0.0) -> bool:
+    """Whether ``a`` and ``b`` (broadcast) are within rounding of each other anywhere."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    margin = TIE_REL[bool(lowp)] * (np.abs(a) + np.abs(b) + scale + 1.0)
+    return bool(np.any(np.abs(a - b) <= margin))
+
 
 class Gen:
     def __init__(self, seed: int):
@@ -277,8 +305,15 @@ class Gen:
         if self.rng.random() < 0.3:
             lits = FLOAT_LITS if (a.kind == "f" or "i" not in kinds) and "f" in kinds else INT_LITS
             text = self.rng.choice(lits)
-            return Term(_const(text), eval(text))
+            return Term(_const(text), eval(text), exact=True)
         return self.pick(pool, kinds, lambda t: _broadcasts(t.shape, a.shape))
+
+    @staticmethod
+    def tie_free(a: Term, b: Term) -> bool:
+        """A comparison of ``a`` with ``b`` decided the same way on every path (TIE_REL)."""
+        if a is b or (a.same_everywhere and b.same_everywhere):
+            return True
+        return not near_tie(a.arr, b.arr, a.lowp or b.lowp)
 
     def fmt(self, text, **ops):
         return lambda s: text.format(M=s.M, L=s.L, **{k: _paren(v.render(s)) for k, v in ops.items()})
@@ -306,7 +341,10 @@ class Gen:
             return None
         if self.rng.random() < 0.5:
             a, b = b, a
-        return self.make(self.fmt(self.rng.choice(group), a=a, b=b), [a, b], env)
+        text = self.rng.choice(group)
+        if "where" in text and not self.tie_free(a, b):
+            return None
+        return self.make(self.fmt(text, a=a, b=b), [a, b], env)
 
     def t_compare(self, pool, env):
         a = self.pick(pool, "fib")
@@ -314,6 +352,8 @@ class Gen:
         if b is None:
             return None
         texts = LOGICAL if a.kind == "b" and b.kind == "b" else COMPARE
+        if texts is COMPARE and not self.tie_free(a, b):
+            return None
         return self.make(self.fmt(self.rng.choice(texts), a=a, b=b), [a, b], env)
 
     def t_where(self, pool, env):
@@ -519,6 +559,8 @@ class Gen:
         if o is None or p is None:
             return None
         thr = self.rng.choice(["0.0", "0.5", "-1.0", "1"])
+        if p.kind == "f" and near_tie(np.sum(p.arr), float(thr), p.lowp, np.sum(np.abs(p.arr))):
+            return None  # a sum within rounding of its threshold (TIE_REL)
         c = self.local("c", o.value, o)
         t, e = self.body(c, {"c": o.value}), self.body(c, {"c": o.value})
         if t is None or e is None:
@@ -553,10 +595,27 @@ class Gen:
             test = lambda s: f"c[0] < {n}"  # noqa: E731
         else:  # a data-dependent trip count
             limit = float(np.sum(o.arr)) + self.rng.choice([0.5, 2.0, 10.0])
+            if not self.trip_tie_free(o, b, n + 2, limit):
+                return None
             test = lambda s: f"{s.M}.logical_and(c[0] < {n + 2}, {s.M}.sum(c[1]) < {limit!r})"  # noqa: E731
         render = lambda s: (f"{s.L}.while_loop(lambda c: {test(s)}, lambda c: (c[0] + 1, {b.render(s)}), "  # noqa: E731
                             f"(0, {o.render(s)}))[1]")
         return self.make(render, [o, b], {})
+
+    def trip_tie_free(self, o: Term, b: Term, count: int, limit: float) -> bool:
+        """``t_while``'s test ``sum(c[1]) < limit`` stays off its tie (TIE_REL) on every
+        iteration it decides: the NumPy body is run forward from ``o``, as the loop does."""
+        val = o.value
+        for k in range(count):
+            if o.kind == "f" and near_tie(np.sum(val), limit, o.lowp or b.lowp, np.sum(np.abs(val))):
+                return False
+            if not np.sum(val) < limit:
+                break
+            try:
+                val = self.evaluate(b.render(NP), {"c": (k, val)})
+            except Exception:  # noqa: BLE001 - the whole loop's reference run rejects it
+                break
+        return True
 
     def t_scan(self):
         o = self.pick(list(self.vars.values()), "fi")
@@ -598,7 +657,8 @@ class Gen:
                 out.append(v)
                 if dt == "pyfloat":
                     diff.append(k)
-                self.vars[f"x{k}"] = Term(_const(f"x{k}"), v, frozenset([k]) if dt == "pyfloat" else frozenset())
+                self.vars[f"x{k}"] = Term(_const(f"x{k}"), v, frozenset([k]) if dt == "pyfloat" else frozenset(),
+                                          exact=True)
                 continue
             if dt.startswith("float"):
                 v = np.round(nprng.uniform(-2, 2, size=shape), 3).astype(dt)
@@ -611,7 +671,7 @@ class Gen:
             if dt == "float64":
                 diff.append(k)
             self.vars[f"x{k}"] = Term(_const(f"x{k}"), v, frozenset([k]) if dt == "float64" else frozenset(),
-                                      dt == "float32")
+                                      dt == "float32", exact=True)
         batched = {}
         for k, v in enumerate(out):
             if isinstance(v, np.ndarray) and v.dtype.kind == "f":

@@ -33,12 +33,13 @@ def float_args(fname, *args):
 
 def real_args(fname, *args):
     """``float_args`` for the real-only functions: complex input raises a TypeError naming
-    ``fname`` (their real formulas would silently drop the imaginary part)."""
+    ``fname`` (their real formulas would silently drop the imaginary part, or, as expit,
+    logit, entr, kl_div and rel_entr, compute what SciPy refuses: it has no complex loop)."""
     args = float_args(fname, *args)
     if args and _util.aval_of(args[0]).dtype.kind == "c":
         aval = _util.aval_of(args[0])
         raise TypeError(f"{fname}: complex input is not supported (got {aval.dtype.name} of shape {aval.shape}); "
-                        "funcgrad.scipy.special is real-only")
+                        f"{fname} takes real input only")
     return args
 
 

@@ -8,6 +8,7 @@ from funcgrad.core import lax_api as lax
 from funcgrad.scipy.special._util import const as _const
 from funcgrad.scipy.special._util import float_args as _float_args
 from funcgrad.scipy.special._util import out as _out
+from funcgrad.scipy.special._util import real_args as _real_args
 from funcgrad.transforms.custom import custom_jvp
 
 __all__ = ["expit", "logit", "xlogy", "xlog1py", "entr", "kl_div", "rel_entr", "sinc"]
@@ -15,8 +16,14 @@ __all__ = ["expit", "logit", "xlogy", "xlog1py", "entr", "kl_div", "rel_entr", "
 
 # --- logistic functions --------------------------------------------------------------------
 def expit(x):
-    """Logistic sigmoid ``1 / (1 + exp(-x))``, accurate in both tails."""
-    (x,) = _float_args("expit", x)
+    """Logistic sigmoid ``1 / (1 + exp(-x))``, accurate in both tails. Real input only,
+    as SciPy's (no complex loop: a TypeError); ``funcgrad.nn.sigmoid`` takes complex."""
+    (x,) = _real_args("expit", x)
+    return logistic(x)
+
+
+def logistic(x):
+    """``expit`` of a float or complex array (``jax.lax.logistic``; for ``nn.sigmoid``)."""
     nonneg = lax.ge(x, _const(x, 0.0))
     e = lax.exp(lax.select(nonneg, lax.neg(x), x))  # exp(-|x|) <= 1: never overflows
     one = _const(x, 1.0)
@@ -26,7 +33,7 @@ def expit(x):
 
 def logit(x):
     """``log(p / (1 - p))``, the inverse of ``expit``."""
-    (p,) = _float_args("logit", x)
+    (p,) = _real_args("logit", x)
     one = _const(p, 1.0)
     # Near p = 1/2 the answer is small: 2 atanh(2p - 1) is exact there (2p - 1 is).
     # Elsewhere log(p) - log1p(-p) keeps the relative accuracy of tiny p.
@@ -67,7 +74,7 @@ def xlog1py(x, y):
 
 def entr(x):
     """Elementwise entropy ``-x log x`` for x > 0, 0 at 0, ``-inf`` for x < 0."""
-    (x,) = _float_args("entr", x)
+    (x,) = _real_args("entr", x)
     negative = lax.lt(x, _const(x, 0.0))
     safe_x = lax.select(negative, _const(x, 1.0), x)
     value = _x_times_log("entr", safe_x, safe_x, lax.log, 0.0)  # x log x; 0 - it gives +0 at 0
@@ -79,7 +86,7 @@ def entr(x):
 def rel_entr(x, y):
     """Elementwise relative entropy: ``x log(x/y)`` for x, y > 0; 0 at x == 0 <= y;
     ``inf`` otherwise (as SciPy)."""
-    x, y = _float_args("rel_entr", x, y)
+    x, y = _real_args("rel_entr", x, y)
     zero, inf = _const(x, 0.0), _const(x, math.inf)
     both_pos = lax.bitwise_and(lax.gt(x, zero), lax.gt(y, zero))
     one = _const(x, 1.0)
@@ -93,7 +100,7 @@ def rel_entr(x, y):
 def kl_div(x, y):
     """Elementwise ``x log(x/y) - x + y`` for x, y > 0; ``y`` at x == 0 <= y; ``inf``
     otherwise (as SciPy)."""
-    x, y = _float_args("kl_div", x, y)
+    x, y = _real_args("kl_div", x, y)
     r = rel_entr(x, y)
     finite = lax.is_finite(r)
     return _out(lax.select(finite, lax.add(lax.sub(r, x), y), r))
