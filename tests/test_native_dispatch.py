@@ -433,3 +433,29 @@ def test_jit_entry_native_while_another_thread_stages():
 
     fg.make_jaxpr(outer)(x)
     assert took == [True]
+
+
+def test_entry_installed_by_a_repeat_call_not_by_another_functions_first_call():
+    # A function's first call does not pay for the native entry (the faster repeat calls of
+    # others); the first repeat call of a function that has a native plan installs it.
+    import os
+    import subprocess
+    import textwrap
+    child = textwrap.dedent("""
+        import numpy as np
+        import funcgrad as fg
+        from funcgrad.transforms.jit import JittedFunction
+        x = np.ones(3)
+        f, g = fg.jit(lambda v: v + 1.0), fg.jit(lambda v: v * 2.0)
+        f(x); g(x)
+        assert type(JittedFunction.__dict__["__call__"]).__name__ == "function"
+        assert f._native_plans and g._native_plans
+        g(x)
+        assert type(JittedFunction.__dict__["__call__"]).__name__ == "method_descriptor"
+        assert (f(x) == 2.0).all() and (g(x) == 2.0).all()
+        print("ok")
+    """)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    res = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr

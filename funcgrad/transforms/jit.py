@@ -459,7 +459,9 @@ class JittedFunction:
         # Fast path (the common cached call): only ndarray positional arguments, nothing
         # staging. The key is just each argument's (shape, dtype).
         if not kwargs and _TRACE_STATE.dynamic is None:  # (nothing staging) a cached call:
-            if NATIVE["pending"]:  # (a native plan was made: compile the entry now, once per process)
+            if NATIVE["pending"] and self._native_plans:  # (a repeat call of a function that has a
+                # native plan: compile the entry now, once per process; a function's first call
+                # does not pay for the faster repeat calls of others)
                 install_native(JittedFunction, _TRACE_STATE, _jit_disabled, _log)
             for a in args:  # Python/NumPy scalars and pytrees: the argument plan (jit_dispatch)
                 if type(a) is not np.ndarray and type(a) is not Array:

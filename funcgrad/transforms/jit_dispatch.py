@@ -155,7 +155,8 @@ def add_plan(plans: dict, args, leaves, entry) -> None:
 
 # --- native dispatch (``lowering.native_entry``) -----------------------------------------------
 # Native plans are made on a call's general path; the entry is compiled (once per process)
-# by the next Python-path call, so a process that calls a function once never pays for it.
+# by the next Python-path call of a function that has a plan (a repeat call), so a process
+# that calls each function once never pays for it, nor does any function's first call.
 # state: None (not installed yet), True (installed), False (unavailable: Python path only).
 NATIVE = {"state": None, "pending": False}
 
