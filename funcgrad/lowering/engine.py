@@ -419,13 +419,17 @@ def provider(kind: str):
     def deco(fn):
         _providers[kind] = fn
         signature = inspect.signature(fn)
+        arity = len(signature.parameters)
 
         def wrapped(*args, **kwargs):
             log = getattr(_recording, "log", None)
             if log is not None:  # (recorded positionally, defaults filled in; once each:
-                bound = signature.bind(*args, **kwargs)  # emission asks per call site)
-                bound.apply_defaults()
-                entry = [kind, *bound.args]
+                given = args
+                if kwargs or len(args) != arity:  # emission asks per call site)
+                    bound = signature.bind(*args, **kwargs)
+                    bound.apply_defaults()
+                    given = bound.args
+                entry = [kind, *given]
                 if entry not in log:
                     log.append(entry)
             return fn(*args, **kwargs)
