@@ -27,6 +27,7 @@ def _unary(prim):
 
     f.__name__ = prim.name
     f.__doc__ = f"Elementwise ``{prim.name}`` (primitive; no promotion)."
+    f.primitive = prim  # (numpy_api/staged.py stages it directly)
     return f
 
 
@@ -36,6 +37,7 @@ def _binary(prim):
 
     f.__name__ = prim.name
     f.__doc__ = f"Elementwise ``{prim.name}`` of two operands of identical shape and dtype."
+    f.primitive = prim
     return f
 
 

@@ -16,7 +16,16 @@ from funcgrad.core import pytree
 from funcgrad.core.avals import ShapedArray, get_aval, is_python_scalar
 from funcgrad.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from funcgrad.core.source_info import user_frame
-from funcgrad.core.trace import Trace, Tracer, abstract_eval_tuple, full_raise, get_aval_any, new_main
+from funcgrad.core.trace import (
+    TRACE_STATE,
+    Trace,
+    Tracer,
+    abstract_eval_by_id,
+    abstract_eval_tuple,
+    full_raise,
+    get_aval_any,
+    new_main,
+)
 from funcgrad.core.typecheck import check_jaxpr, debug_checks_enabled
 
 
@@ -155,6 +164,48 @@ class JaxprTrace(Trace):
 
 
 _new_eqn = tuple.__new__  # Eqn(...) without NamedTuple's Python-level __new__
+
+
+# --- direct staging of one primitive on the innermost staging trace's own tracers ----------
+# ``bind(prim, x)`` under ``jit``/``make_jaxpr`` looks for the interpreting trace among the
+# arguments, raises them, then ``process_primitive`` builds the equation. The commonest
+# staged operations (``funcgrad.numpy``'s elementwise functions and the operators on
+# tracers, ``numpy_api/staged.py``) already know their operands are tracers of the
+# innermost staging trace, the one ``bind`` would pick, and call these instead: the same
+# equation (primitive, operand vars, one output var, empty params, the user's line),
+# without the search. Params are none (elementwise primitives); ``multiple_results`` and
+# sub-jaxprs are not for these.
+
+def own_tracer(x) -> bool:
+    """True when ``x`` is a tracer of the innermost staging trace (``bind`` would hand an
+    operation on it and on constants to that trace)."""
+    return type(x) is JaxprTracer and x._trace.main is TRACE_STATE.dynamic
+
+
+def stage_unary(prim, x: JaxprTracer) -> JaxprTracer:
+    """``bind(prim, x)`` for ``x`` a tracer of the innermost staging trace."""
+    aval = x.aval
+    hit = abstract_eval_by_id.get((prim, id(aval)))
+    out_aval = hit[1][0] if hit is not None else abstract_eval_tuple(prim, (aval,), {})[0]
+    trace = x._trace
+    builder = trace.main.payload
+    out = JaxprTracer(trace, out_aval)
+    builder.eqns.append(_new_eqn(Eqn, (prim, [x._var], [out._var], {},
+                                       user_frame(True, 1) if builder.record_source else None)))
+    return out
+
+
+def stage_binary(prim, x: JaxprTracer, y: JaxprTracer) -> JaxprTracer:
+    """``bind(prim, x, y)`` for ``x`` and ``y`` tracers of the innermost staging trace."""
+    ax, ay = x.aval, y.aval
+    hit = abstract_eval_by_id.get((prim, id(ax), id(ay)))
+    out_aval = hit[1][0] if hit is not None else abstract_eval_tuple(prim, (ax, ay), {})[0]
+    trace = x._trace
+    builder = trace.main.payload
+    out = JaxprTracer(trace, out_aval)
+    builder.eqns.append(_new_eqn(Eqn, (prim, [x._var, y._var], [out._var], {},
+                                       user_frame(True, 1) if builder.record_source else None)))
+    return out
 
 
 def trace_to_jaxpr(fun_flat, in_avals) -> tuple[Jaxpr, list]:

@@ -24,6 +24,7 @@ import numpy as np
 from funcgrad.core import array as _array
 from funcgrad.core.array import Array, as_value
 from funcgrad.core.trace import Tracer
+from funcgrad.numpy_api import staged
 
 _FNP = None
 
@@ -39,6 +40,21 @@ def _fnp():
 
 
 def _binary(name, reflected=False):
+    attempt = staged.ATTEMPTS.get(name)
+    if attempt is not None:  # staged operands first: the one primitive, no public layers
+        if reflected:
+            def method(self, other):
+                out = attempt(other, self)
+                if out is not None:
+                    return out
+                return _as_python_arithmetic(getattr(_fnp(), name)(other, self), self, other)
+        else:
+            def method(self, other):
+                out = attempt(self, other)
+                if out is not None:
+                    return out
+                return _as_python_arithmetic(getattr(_fnp(), name)(self, other), self, other)
+        return method
     if reflected:
         def method(self, other):
             return _as_python_arithmetic(getattr(_fnp(), name)(other, self), self, other)
@@ -69,6 +85,15 @@ def _as_python_arithmetic(out, *operands):
 
 
 def _unary(name):
+    attempt = staged.ATTEMPTS.get(name)
+    if attempt is not None:
+        def method(self):
+            out = attempt(self)
+            if out is not None:
+                return out
+            return _as_python_arithmetic(getattr(_fnp(), name)(self), self)
+        return method
+
     def method(self):
         return _as_python_arithmetic(getattr(_fnp(), name)(self), self)
     return method
