@@ -182,8 +182,9 @@ def own_tracer(x) -> bool:
     return type(x) is JaxprTracer and x._trace.main is TRACE_STATE.dynamic
 
 
-def stage_unary(prim, x: JaxprTracer) -> JaxprTracer:
-    """``bind(prim, x)`` for ``x`` a tracer of the innermost staging trace."""
+def stage_unary(prim, x: JaxprTracer, skip: int = 0) -> JaxprTracer:
+    """``bind(prim, x)`` for ``x`` a tracer of the innermost staging trace. ``skip``: how
+    many frames above the caller's are funcgrad's for sure (see ``user_frame``)."""
     aval = x.aval
     hit = abstract_eval_by_id.get((prim, id(aval)))
     out_aval = hit[1][0] if hit is not None else abstract_eval_tuple(prim, (aval,), {})[0]
@@ -191,11 +192,11 @@ def stage_unary(prim, x: JaxprTracer) -> JaxprTracer:
     builder = trace.main.payload
     out = JaxprTracer(trace, out_aval)
     builder.eqns.append(_new_eqn(Eqn, (prim, [x._var], [out._var], {},
-                                       user_frame(True, 1) if builder.record_source else None)))
+                                       user_frame(True, 1 + skip) if builder.record_source else None)))
     return out
 
 
-def stage_binary(prim, x: JaxprTracer, y: JaxprTracer) -> JaxprTracer:
+def stage_binary(prim, x: JaxprTracer, y: JaxprTracer, skip: int = 0) -> JaxprTracer:
     """``bind(prim, x, y)`` for ``x`` and ``y`` tracers of the innermost staging trace."""
     ax, ay = x.aval, y.aval
     hit = abstract_eval_by_id.get((prim, id(ax), id(ay)))
@@ -204,7 +205,7 @@ def stage_binary(prim, x: JaxprTracer, y: JaxprTracer) -> JaxprTracer:
     builder = trace.main.payload
     out = JaxprTracer(trace, out_aval)
     builder.eqns.append(_new_eqn(Eqn, (prim, [x._var, y._var], [out._var], {},
-                                       user_frame(True, 1) if builder.record_source else None)))
+                                       user_frame(True, 1 + skip) if builder.record_source else None)))
     return out
 
 

@@ -151,7 +151,7 @@ _inexact64 = _elementwise(promote_args_inexact)  # ints and bools become float64
 def _simple(name: str, promote, lax_fn, nin: int, doc: str):
     """A function that is one primitive after promotion (a ``lax`` one with inexact
     promotion: staged calls try ``numpy_api/staged.py`` first)."""
-    prim = getattr(lax_fn, "primitive", None) if promote in (_F, promote_args_inexact) else None
+    prim = getattr(lax_fn, "primitive", None) if promote in (promote_args_float_loop, promote_args_inexact) else None
     if nin == 1 and prim is not None:
         attempt = staged.unary(name, prim, staged.INEXACT)
 
