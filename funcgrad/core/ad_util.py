@@ -31,6 +31,7 @@ from funcgrad.core.primitive import (
     jvp_rules,
     transpose_rules,
 )
+from funcgrad.core.staging import stage_or_bind
 from funcgrad.core.trace import bind, get_aval_any, is_staging
 
 
@@ -203,7 +204,7 @@ def defjvp(prim: Primitive, *partials) -> None:
     """
 
     def rule(primals, tangents, **params):
-        ans = bind(prim, *primals, **params)
+        ans = stage_or_bind(prim, primals, params, 1)  # (the primal: staged directly under jit)
         out = None
         for fn, g in zip(partials, tangents):
             if fn is not None and type(g) is not Zero:
@@ -227,7 +228,7 @@ def defjvp_zero(prim: Primitive) -> None:
     def_no_eager_record(prim)
 
     def rule(primals, tangents, **params):
-        ans = bind(prim, *primals, **params)
+        ans = stage_or_bind(prim, primals, params, 1)  # (the primal: staged directly under jit)
         if prim.multiple_results:
             return ans, [Zero.like(a) for a in ans]
         return ans, Zero.like(ans)
@@ -242,7 +243,7 @@ def deflinear(prim: Primitive, transpose=None) -> None:
     eager cotangent rule is that transpose rule (``transpose_vjp_rule``)."""
 
     def rule(primals, tangents, **params):
-        ans = bind(prim, *primals, **params)
+        ans = stage_or_bind(prim, primals, params, 1)  # (the primal: staged directly under jit)
         for t in tangents:
             if type(t) is not Zero:
                 break

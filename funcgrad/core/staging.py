@@ -22,6 +22,7 @@ from funcgrad.core.trace import (
     Tracer,
     abstract_eval_by_id,
     abstract_eval_tuple,
+    bind,
     full_raise,
     get_aval_any,
     new_main,
@@ -184,7 +185,8 @@ def own_tracer(x) -> bool:
 
 def stage_unary(prim, x: JaxprTracer, skip: int = 0) -> JaxprTracer:
     """``bind(prim, x)`` for ``x`` a tracer of the innermost staging trace. ``skip``: how
-    many frames above the caller's are funcgrad's for sure (see ``user_frame``)."""
+    many frames above the caller's are funcgrad's too: the search for the user's line
+    (``user_frame``) starts above them."""
     aval = x.aval
     hit = abstract_eval_by_id.get((prim, id(aval)))
     out_aval = hit[1][0] if hit is not None else abstract_eval_tuple(prim, (aval,), {})[0]
@@ -194,6 +196,24 @@ def stage_unary(prim, x: JaxprTracer, skip: int = 0) -> JaxprTracer:
     builder.eqns.append(_new_eqn(Eqn, (prim, [x._var], [out._var], {},
                                        user_frame(True, 1 + skip) if builder.record_source else None)))
     return out
+
+
+def stage_or_bind(prim, args, params, skip: int = 0):
+    """``bind(prim, *args, **params)``; staged by ``stage_unary``/``stage_binary`` when that
+    is the same (no params, one result, one or two tracers of the innermost staging
+    trace). ``skip`` as for those, counted from this function's caller."""
+    if not params and not prim.multiple_results:
+        n = len(args)
+        if n == 1:
+            x = args[0]
+            if type(x) is JaxprTracer and x._trace.main is TRACE_STATE.dynamic:
+                return stage_unary(prim, x, skip + 1)
+        elif n == 2:
+            x, y = args
+            if type(x) is JaxprTracer and type(y) is JaxprTracer and x._trace.main is TRACE_STATE.dynamic \
+                    and y._trace.main is x._trace.main:
+                return stage_binary(prim, x, y, skip + 1)
+    return bind(prim, *args, **params)
 
 
 def stage_binary(prim, x: JaxprTracer, y: JaxprTracer, skip: int = 0) -> JaxprTracer:

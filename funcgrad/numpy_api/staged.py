@@ -11,10 +11,10 @@ make an *attempt*: the staged result when the call is such a case, else None (th
 then takes the general path). The equation recorded is the general path's, source line
 included.
 
-``ATTEMPTS`` maps a ``funcgrad.numpy`` name to its attempt for the operators on tracers
-(``methods.py``), which thus skip the public function's layers too. Theirs know one more
-frame to be funcgrad's (the operator method), so the search for the user's line starts
-at the operator's caller.
+``ATTEMPTS`` maps a ``funcgrad.numpy`` name to its attempt, for the operators on tracers
+(``methods.py``), which thus skip the public function's layers too. An attempt's caller
+(the operator method, or the function's body) is funcgrad's, so the search for the
+user's line starts at the frame that called that.
 """
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ ATTEMPTS: dict = {}
 def unary(name: str, prim, kinds: str):
     """The attempt of the one-operand function ``name``: ``prim`` on a strong tracer of
     the staging trace whose dtype kind is in ``kinds``."""
-    ATTEMPTS[name] = _unary(name, prim, kinds, 1)
-    return _unary(name, prim, kinds, 0)
+    attempt = ATTEMPTS[name] = _unary(name, prim, kinds)
+    return attempt
 
 
 def binary(name: str, prim, kinds: str, promote):
@@ -45,23 +45,27 @@ def binary(name: str, prim, kinds: str, promote):
     in ``kinds``) and shape, or on an inexact strong tracer and a Python int/float
     promoted as ``promote`` does (which keeps the tracer's dtype)."""
     rule = SCALAR_RULES[promote]
-    ATTEMPTS[name] = _binary(name, prim, kinds, rule, 1)
-    return _binary(name, prim, kinds, rule, 0)
+    attempt = ATTEMPTS[name] = _binary(name, prim, kinds, rule)
+    return attempt
 
 
-def _unary(name, prim, kinds, skip):
+# (frames between the stage_* call and the user's line: the attempt and its caller)
+_SKIP = 2
+
+
+def _unary(name, prim, kinds):
     def attempt(x):
         if type(x) is JaxprTracer:
             a = x.aval
             if not a.weak_type and a.dtype.kind in kinds and x._trace.main is _st.dynamic:
-                return stage_unary(prim, x, skip)
+                return stage_unary(prim, x, _SKIP)
         return None
 
     attempt.__name__ = f"staged_{name}"
     return attempt
 
 
-def _binary(name, prim, kinds, rule, skip):
+def _binary(name, prim, kinds, rule):
     def attempt(x1, x2):
         t1, t2 = type(x1), type(x2)
         if t1 is JaxprTracer:
@@ -72,26 +76,26 @@ def _binary(name, prim, kinds, rule, skip):
                 a2 = x2.aval
                 if (a2 is a1 or (a2.shape == a1.shape and a2.dtype is a1.dtype and not a2.weak_type)) \
                         and a1.dtype.kind in kinds and x2._trace.main is x1._trace.main:
-                    return stage_binary(prim, x1, x2, skip)
+                    return stage_binary(prim, x1, x2, _SKIP)
                 return None
             if t2 in _SCALARS and a1.dtype.kind in "fc":
-                return _pair(prim, traced_and_scalar(rule, x1, x2), skip)
+                return _pair(prim, traced_and_scalar(rule, x1, x2))
         elif t2 is JaxprTracer and t1 in _SCALARS:
             a2 = x2.aval
             if not a2.weak_type and a2.dtype.kind in "fc" and x2._trace.main is _st.dynamic:
-                return _pair(prim, traced_and_scalar(rule, x1, x2), skip)
+                return _pair(prim, traced_and_scalar(rule, x1, x2))
         return None
 
     attempt.__name__ = f"staged_{name}"
     return attempt
 
 
-def _pair(prim, operands, skip):
+def _pair(prim, operands):
     """``prim`` on a promoted (tracer, scalar constant) pair: the constant is a staged
     broadcast (a tracer) unless the tracer is 0-d, when ``bind`` stages it as a constant."""
     x1, x2 = operands
     if type(x1) is JaxprTracer and type(x2) is JaxprTracer and x1._trace.main is x2._trace.main:
-        return stage_binary(prim, x1, x2, skip + 1)
+        return stage_binary(prim, x1, x2, _SKIP + 1)
     return prim.bind(x1, x2)
 
 
