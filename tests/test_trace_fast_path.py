@@ -20,14 +20,18 @@ def _no_fast_path(monkeypatch):
     monkeypatch.setattr(staged, "_st", types.SimpleNamespace(dynamic=None))
 
 
+def _lines(jaxpr):
+    return [(e.primitive.name, e.source_info and e.source_info.filename, e.source_info and e.source_info.lineno)
+            for e in jaxpr.eqns]
+
+
 def _record(fn, *args):
-    """(jaxpr text, [(primitive, file, line)] of the jit-style trace) of ``fn``."""
-    text = str(fg.make_jaxpr(fn)(*args))
+    """(make_jaxpr's text, [(primitive, file, line)] of the jit-style trace and of
+    make_jaxpr's, which keeps dead primal work under grad) of ``fn``."""
+    closed = fg.make_jaxpr(fn)(*args)
     jaxpr, _ = trace_to_jaxpr(lambda *v: list(fn(*v)) if isinstance(fn(*v), tuple) else [fn(*v)],
                               [get_aval_any(a) for a in args])
-    lines = [(e.primitive.name, e.source_info and e.source_info.filename, e.source_info and e.source_info.lineno)
-             for e in jaxpr.eqns]
-    return text, lines
+    return str(closed), _lines(jaxpr) + _lines(closed.jaxpr)
 
 
 def _mixed(v):
@@ -38,7 +42,8 @@ def _mixed(v):
     e = fnp.sin(v) * fnp.cos(v) - fnp.exp(-v * v)
     f = fnp.add(v, True) + fnp.subtract(2, v) + fnp.multiply(v, v)
     g = fnp.divide(v, v) + fnp.true_divide(v, 3) + fnp.tanh(v) + fnp.sqrt(v * v)
-    return a, b, c, d, e, f, g
+    h = abs(v - 1) + fnp.abs(v) + fnp.absolute(-v) / v
+    return a, b, c, d, e, f, g, h
 
 
 def _casts(v):
@@ -47,7 +52,8 @@ def _casts(v):
     bo = v > 0
     c = v.astype(np.complex128)
     return (s * 2.0 + 1, s * v, i * 3 + 1 - i, -i, bo + bo, bo * bo, c * 1.5 + c, fnp.sin(c) - c,
-            fnp.float32(2) * s, v[0] * 2.0 + v[1], v[None, :] * v[:, None], v + v[0])
+            fnp.float32(2) * s, v[0] * 2.0 + v[1], v[None, :] * v[:, None], v + v[0], abs(c), abs(i), abs(bo),
+            i / 2, i / (i + 1), s / v)
 
 
 def _chain(v):

@@ -140,7 +140,7 @@ def _elementwise(promote):
 
 # The numeric bodies that are one primitive for every non-bool dtype (see ``_elementwise``).
 _DIRECT = {"add": (_ewp.add_p, 2), "subtract": (_ewp.sub_p, 2), "multiply": (_ewp.mul_p, 2),
-           "negative": (_ewp.neg_p, 1)}
+           "negative": (_ewp.neg_p, 1), "absolute": (_ewp.abs_p, 1)}
 _JT = JaxprTracer
 _F = promote_args_float_loop
 _numeric = _elementwise(promote_args)  # keeps int/bool dtypes (NumPy 2 promotion)
@@ -226,6 +226,7 @@ divide = _simple(
     ">>> fnp.divide(1, 2)\nnp.float64(0.5)",
 )
 true_divide = divide
+staged.ATTEMPTS["true_divide"] = staged.ATTEMPTS["divide"]  # (the name of the ``/`` operator)
 arctan2 = _simple("arctan2", _F, _real_only("arctan2", lax.atan2), 2,
                   "Elementwise angle of the point (x2, x1), in [-pi, pi].")
 copysign = _simple("copysign", _F, _real_only("copysign", lax.copysign), 2, "``|x1|`` with the sign (bit) of ``x2``.")
@@ -399,6 +400,7 @@ def absolute(x, /):
 
 
 abs = absolute  # noqa: A001 - NumPy's name
+staged.ATTEMPTS["abs"] = staged.ATTEMPTS["absolute"]  # (the name of ``abs(x)``)
 
 
 @_numeric
