@@ -56,6 +56,9 @@ class JaxprBuilder:
         # (id(read-only constant), shape, dims) -> (constant, its staged broadcast): see
         # lax_api.broadcast_in_dim (the constant in the value keeps the id valid)
         self.const_broadcasts: dict = {}
+        # Indices in ``eqns`` of the equations with a raised operand (a constant or an outer
+        # tracer; ``process_primitive``): the only ones ``build`` may give a literal.
+        self.const_eqns: list[int] = []
 
     def new_tracer(self, trace, aval) -> JaxprTracer:
         return JaxprTracer(trace, aval)
@@ -90,15 +93,15 @@ class JaxprBuilder:
         eqns = self.eqns
         if literals:  # (a new Eqn only where a literal goes in: the others are shared as they are)
             get = literals.get
-            eqns = []
-            for e in self.eqns:  # (a plain loop: no comprehension call per equation)
+            eqns = list(eqns)
+            for k in self.const_eqns:
+                e = eqns[k]
                 ins = e.inputs
                 for v in ins:
                     if id(v) in literals:
-                        e = _new_eqn(Eqn, (e.primitive, [get(id(a), a) for a in ins], e.outputs, e.params,
-                                           e.source_info))
+                        eqns[k] = _new_eqn(Eqn, (e.primitive, [get(id(a), a) for a in ins], e.outputs, e.params,
+                                                 e.source_info))
                         break
-                eqns.append(e)
         return Jaxpr(constvars, invars, eqns, outvars), consts
 
 
@@ -145,13 +148,15 @@ class JaxprTrace(Trace):
         # One Var + tracer per output and one Eqn, nothing else: this runs once per
         # staged operation (jit, make_jaxpr, control-flow bodies, linearization).
         main = self.main
+        builder = main.payload
         avals, invars = [], []
         for a in args:
             if type(a) is not JaxprTracer or a._trace.main is not main:
                 a = full_raise(self, a)
+                if not builder.const_eqns or builder.const_eqns[-1] != len(builder.eqns):
+                    builder.const_eqns.append(len(builder.eqns))
             avals.append(a.aval)
             invars.append(a._var)
-        builder = main.payload
         out_avals = abstract_eval_tuple(primitive, avals, params)
         # (skip=2: this frame and bind's, both funcgrad's)
         src = user_frame(True, 2) if builder.record_source else None
