@@ -121,3 +121,39 @@ def test_outer_tracers_inside_a_nested_staging_trace(monkeypatch):
 def test_bad_shapes_still_raise_typed_errors():
     with pytest.raises(ValueError, match="multiply"):
         fg.jit(lambda a, b: a * b)(np.ones(3), np.ones(4))
+
+
+@fg.custom_vjp
+def _scaled_sin(x):
+    return fnp.sin(x)
+
+
+def _scaled_sin_fwd(x):
+    return fnp.sin(x), fnp.cos(x)
+
+
+def _scaled_sin_bwd(c, g):
+    return (g * c * 2.0,)  # (a line of the user's backward rule: its equations keep it)
+
+
+_scaled_sin.defvjp(_scaled_sin_fwd, _scaled_sin_bwd)
+
+
+def test_backward_walk_anchor_keeps_every_line(monkeypatch):
+    # the reverse-mode walker anchors the search for the user's line at its frame
+    # (source_info.anchored); a user's backward rule staged from inside it keeps its line
+    from funcgrad.core import source_info
+
+    def loss(v):
+        return fnp.sum(_scaled_sin(v) * v + _chain(v))
+
+    x = np.linspace(0.5, 1.5, 4)
+    programs = [fg.grad(loss), fg.grad(lambda v: fnp.sum(fg.grad(lambda u: fnp.sum(fnp.tanh(u) * u))(v) * v))]
+    anchored = [_record(g, x) for g in programs]
+    with monkeypatch.context() as m:
+        m.setattr(source_info, "anchored", lambda frame: source_info.anchor)
+        plain = [_record(g, x) for g in programs]
+    assert anchored == plain
+    bwd_line = _scaled_sin_bwd.__code__.co_firstlineno + 1
+    assert any(line == bwd_line for _, _, line in anchored[0][1])
+    np.testing.assert_allclose(fg.jit(programs[0])(x), programs[0](x), rtol=1e-12)

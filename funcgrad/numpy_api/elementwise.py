@@ -121,7 +121,7 @@ def _elementwise(promote):
 
             @functools.wraps(body)
             def fn(*args):
-                if type(args[0]) is _JT or (len(args) == 2 and type(args[1]) is _JT):
+                if args and (type(args[0]) is _JT or type(args[-1]) is _JT):
                     out = attempt(*args)
                     if out is not None:
                         return out

@@ -23,6 +23,7 @@ import numpy as np
 
 from funcgrad.core import array as _array
 from funcgrad.core.array import Array, as_value
+from funcgrad.core.staging import JaxprTracer
 from funcgrad.core.trace import Tracer
 from funcgrad.numpy_api import staged
 
@@ -44,15 +45,17 @@ def _binary(name, reflected=False):
     if attempt is not None:  # staged operands first: the one primitive, no public layers
         if reflected:
             def method(self, other):
-                out = attempt(other, self)
-                if out is not None:
-                    return out
+                if type(self) is JaxprTracer:  # (only a staged self can take the direct path)
+                    out = attempt(other, self)
+                    if out is not None:
+                        return out
                 return _as_python_arithmetic(getattr(_fnp(), name)(other, self), self, other)
         else:
             def method(self, other):
-                out = attempt(self, other)
-                if out is not None:
-                    return out
+                if type(self) is JaxprTracer:
+                    out = attempt(self, other)
+                    if out is not None:
+                        return out
                 return _as_python_arithmetic(getattr(_fnp(), name)(self, other), self, other)
         return method
     if reflected:
@@ -88,9 +91,10 @@ def _unary(name):
     attempt = staged.ATTEMPTS.get(name)
     if attempt is not None:
         def method(self):
-            out = attempt(self)
-            if out is not None:
-                return out
+            if type(self) is JaxprTracer:
+                out = attempt(self)
+                if out is not None:
+                    return out
             return _as_python_arithmetic(getattr(_fnp(), name)(self), self)
         return method
 
