@@ -1,5 +1,5 @@
 """Tracing cost of W10 (issues #14/#17): staging the 50-op function and its ``grad`` the way
-``jit`` does (``trace_to_jaxpr``), main-thread CPU time, medians.
+``jit`` does (``trace_to_jaxpr``, the cyclic collector paused), main-thread CPU time, medians.
 
     python bench/trace_bench.py [runs]     # default 25 traces per row
 
@@ -27,7 +27,7 @@ from jit_suite_fifty import fifty_op  # noqa: E402
 
 import funcgrad as fg  # noqa: E402
 import funcgrad.numpy as fnp  # noqa: E402
-from funcgrad.core.staging import trace_to_jaxpr  # noqa: E402
+from funcgrad.core.staging import collector_paused, trace_to_jaxpr  # noqa: E402
 from funcgrad.core.trace import get_aval_any  # noqa: E402
 from funcgrad.transforms import ad_prune, linearize  # noqa: E402
 
@@ -63,9 +63,10 @@ def _median_trace(fn, x, runs):
     trace_to_jaxpr(lambda v: [fn(v)], av)  # caches and imports (not timed)
     ts = []
     for _ in range(runs):
-        t0 = time.thread_time()
-        jaxpr, _ = trace_to_jaxpr(lambda v: [fn(v)], av)
-        ts.append(time.thread_time() - t0)
+        with collector_paused():  # (as jit traces: see staging.collector_paused)
+            t0 = time.thread_time()
+            jaxpr, _ = trace_to_jaxpr(lambda v: [fn(v)], av)
+            ts.append(time.thread_time() - t0)
     return float(np.median(ts)), len(jaxpr.eqns)
 
 
