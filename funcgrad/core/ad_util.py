@@ -31,6 +31,7 @@ from funcgrad.core.primitive import (
     jvp_rules,
     transpose_rules,
 )
+from funcgrad.core.staging import JaxprTracer, stage_or_bind
 from funcgrad.core.trace import bind, get_aval_any, is_staging
 
 
@@ -203,7 +204,9 @@ def defjvp(prim: Primitive, *partials) -> None:
     """
 
     def rule(primals, tangents, **params):
-        ans = bind(prim, *primals, **params)
+        # (the primal: staged directly under jit; the type test first keeps eager calls cheap)
+        ans = stage_or_bind(prim, primals, params, 1) if primals and type(primals[0]) is JaxprTracer \
+            else bind(prim, *primals, **params)
         out = None
         for fn, g in zip(partials, tangents):
             if fn is not None and type(g) is not Zero:
@@ -227,7 +230,9 @@ def defjvp_zero(prim: Primitive) -> None:
     def_no_eager_record(prim)
 
     def rule(primals, tangents, **params):
-        ans = bind(prim, *primals, **params)
+        # (the primal: staged directly under jit; the type test first keeps eager calls cheap)
+        ans = stage_or_bind(prim, primals, params, 1) if primals and type(primals[0]) is JaxprTracer \
+            else bind(prim, *primals, **params)
         if prim.multiple_results:
             return ans, [Zero.like(a) for a in ans]
         return ans, Zero.like(ans)
@@ -242,7 +247,9 @@ def deflinear(prim: Primitive, transpose=None) -> None:
     eager cotangent rule is that transpose rule (``transpose_vjp_rule``)."""
 
     def rule(primals, tangents, **params):
-        ans = bind(prim, *primals, **params)
+        # (the primal: staged directly under jit; the type test first keeps eager calls cheap)
+        ans = stage_or_bind(prim, primals, params, 1) if primals and type(primals[0]) is JaxprTracer \
+            else bind(prim, *primals, **params)
         for t in tangents:
             if type(t) is not Zero:
                 break

@@ -16,26 +16,39 @@ from funcgrad.core.prims import indexing as _ix
 from funcgrad.core.prims import reductions as _red
 from funcgrad.core.prims import sort as _sort
 from funcgrad.core.prims import structural as _st
+from funcgrad.core.staging import JaxprTracer as _JT
+from funcgrad.core.staging import stage_binary, stage_unary
+from funcgrad.core.trace import TRACE_STATE as _TS
 from funcgrad.core.trace import dynamic_payload, get_aval_any
 
 _PY_SCALARS = (bool, int, float, complex)  # (before ``complex`` is rebound below)
 
 
+# Staged operands of the innermost staging trace go to ``stage_unary``/``stage_binary``
+# (what ``bind`` would do, minus its search for the trace): the rules of ``grad`` and
+# ``jvp`` under ``jit`` call these functions on staged primals and residuals all the time.
+
 def _unary(prim):
     def f(x):
+        if type(x) is _JT and x._trace.main is _TS.dynamic:
+            return stage_unary(prim, x, 1)
         return prim.bind(x)
 
     f.__name__ = prim.name
     f.__doc__ = f"Elementwise ``{prim.name}`` (primitive; no promotion)."
+    f.primitive = prim  # (numpy_api/staged.py stages it directly)
     return f
 
 
 def _binary(prim):
     def f(x, y):
+        if type(x) is _JT and type(y) is _JT and x._trace.main is _TS.dynamic and y._trace.main is x._trace.main:
+            return stage_binary(prim, x, y, 1)
         return prim.bind(x, y)
 
     f.__name__ = prim.name
     f.__doc__ = f"Elementwise ``{prim.name}`` of two operands of identical shape and dtype."
+    f.primitive = prim
     return f
 
 

@@ -43,6 +43,23 @@ _internal: dict = {}
 # While a staged equation is bound again (``transforms/ad_prune.py`` linearizes a staged
 # primal program), the line it was staged from: what the stack walk found the first time.
 staged_from: SourceLine | None = None
+# (id(code), offset) -> SourceLine for ``user_frame(False)`` (whose entries may be funcgrad's
+# own lines: ``_lines`` holds user lines only, so a hit there needs no file-name test).
+_lines_any: dict = {}
+# ``[frame, result]`` while the reverse-mode walker runs (``anchored``): a funcgrad frame the
+# walk from which cannot change while it runs (its callers are suspended), so the walks of
+# the equations its transpose rules stage stop there; the result is found by the first.
+anchor: list | None = None
+_UNSET = object()
+
+
+def anchored(frame) -> list | None:
+    """Anchor the walk at ``frame`` (a funcgrad frame); returns the previous anchor, which
+    the caller restores (``source_info.anchor = previous``) when the frame returns."""
+    global anchor
+    previous = anchor
+    anchor = [frame, _UNSET]
+    return previous
 
 
 def user_frame(skip_internal: bool = True, skip: int = 0) -> SourceLine | None:
@@ -55,28 +72,43 @@ def user_frame(skip_internal: bool = True, skip: int = 0) -> SourceLine | None:
         return staged_from
     f = sys._getframe(1 + skip)
     pkg = _PKG_DIR
-    internal = _internal if skip_internal else {}
+    if skip_internal:
+        internal, lines = _internal, _lines
+        held = anchor
+        stop = held[0] if held is not None else None
+    else:
+        internal, lines, held, stop = {}, _lines_any, None, None
+    memo = None
     while f is not None:
         code = f.f_code
         cid = id(code)
         if cid in internal:
-            f = f.f_back
-            continue
-        fname = code.co_filename
-        if (skip_internal and fname.startswith(pkg)) or fname.startswith("<frozen"):
-            if skip_internal:
-                if len(_internal) >= _LINES_MAX:
-                    _internal.clear()
-                _internal[cid] = code
+            if f is stop:
+                found = held[1]
+                if found is not _UNSET:
+                    return found
+                memo = held  # the first walk through the anchor: keep what it finds
             f = f.f_back
             continue
         key = (cid, f.f_lasti)
-        found = _lines.get(key)
+        found = lines.get(key)
         if found is None:
-            if len(_lines) >= _LINES_MAX:
-                _lines.clear()
-            found = _lines[key] = SourceLine(fname, f.f_lineno, code.co_name, code)
+            fname = code.co_filename
+            if (skip_internal and fname.startswith(pkg)) or fname.startswith("<frozen"):
+                if skip_internal:
+                    if len(_internal) >= _LINES_MAX:
+                        _internal.clear()
+                    _internal[cid] = code
+                f = f.f_back
+                continue
+            if len(lines) >= _LINES_MAX:
+                lines.clear()
+            found = lines[key] = SourceLine(fname, f.f_lineno, code.co_name, code)
+        if memo is not None:
+            memo[1] = found
         return found
+    if memo is not None:
+        memo[1] = None
     return None
 
 

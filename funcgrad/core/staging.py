@@ -16,7 +16,17 @@ from funcgrad.core import pytree
 from funcgrad.core.avals import ShapedArray, get_aval, is_python_scalar
 from funcgrad.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from funcgrad.core.source_info import user_frame
-from funcgrad.core.trace import Trace, Tracer, abstract_eval_tuple, full_raise, get_aval_any, new_main
+from funcgrad.core.trace import (
+    TRACE_STATE,
+    Trace,
+    Tracer,
+    abstract_eval_by_id,
+    abstract_eval_tuple,
+    bind,
+    full_raise,
+    get_aval_any,
+    new_main,
+)
 from funcgrad.core.typecheck import check_jaxpr, debug_checks_enabled
 
 
@@ -46,6 +56,9 @@ class JaxprBuilder:
         # (id(read-only constant), shape, dims) -> (constant, its staged broadcast): see
         # lax_api.broadcast_in_dim (the constant in the value keeps the id valid)
         self.const_broadcasts: dict = {}
+        # Indices in ``eqns`` of the equations with a raised operand (a constant or an outer
+        # tracer; ``process_primitive``): the only ones ``build`` may give a literal.
+        self.const_eqns: list[int] = []
 
     def new_tracer(self, trace, aval) -> JaxprTracer:
         return JaxprTracer(trace, aval)
@@ -80,15 +93,15 @@ class JaxprBuilder:
         eqns = self.eqns
         if literals:  # (a new Eqn only where a literal goes in: the others are shared as they are)
             get = literals.get
-            eqns = []
-            for e in self.eqns:  # (a plain loop: no comprehension call per equation)
+            eqns = list(eqns)
+            for k in self.const_eqns:
+                e = eqns[k]
                 ins = e.inputs
                 for v in ins:
                     if id(v) in literals:
-                        e = _new_eqn(Eqn, (e.primitive, [get(id(a), a) for a in ins], e.outputs, e.params,
-                                           e.source_info))
+                        eqns[k] = _new_eqn(Eqn, (e.primitive, [get(id(a), a) for a in ins], e.outputs, e.params,
+                                                 e.source_info))
                         break
-                eqns.append(e)
         return Jaxpr(constvars, invars, eqns, outvars), consts
 
 
@@ -135,13 +148,15 @@ class JaxprTrace(Trace):
         # One Var + tracer per output and one Eqn, nothing else: this runs once per
         # staged operation (jit, make_jaxpr, control-flow bodies, linearization).
         main = self.main
+        builder = main.payload
         avals, invars = [], []
         for a in args:
             if type(a) is not JaxprTracer or a._trace.main is not main:
                 a = full_raise(self, a)
+                if not builder.const_eqns or builder.const_eqns[-1] != len(builder.eqns):
+                    builder.const_eqns.append(len(builder.eqns))
             avals.append(a.aval)
             invars.append(a._var)
-        builder = main.payload
         out_avals = abstract_eval_tuple(primitive, avals, params)
         # (skip=2: this frame and bind's, both funcgrad's)
         src = user_frame(True, 2) if builder.record_source else None
@@ -155,6 +170,68 @@ class JaxprTrace(Trace):
 
 
 _new_eqn = tuple.__new__  # Eqn(...) without NamedTuple's Python-level __new__
+
+
+# --- direct staging of one primitive on the innermost staging trace's own tracers ----------
+# ``bind(prim, x)`` under ``jit``/``make_jaxpr`` looks for the interpreting trace among the
+# arguments, raises them, then ``process_primitive`` builds the equation. The commonest
+# staged operations (``funcgrad.numpy``'s elementwise functions and the operators on
+# tracers, ``numpy_api/staged.py``) already know their operands are tracers of the
+# innermost staging trace, the one ``bind`` would pick, and call these instead: the same
+# equation (primitive, operand vars, one output var, empty params, the user's line),
+# without the search. Params are none (elementwise primitives); ``multiple_results`` and
+# sub-jaxprs are not for these.
+
+def own_tracer(x) -> bool:
+    """True when ``x`` is a tracer of the innermost staging trace (``bind`` would hand an
+    operation on it and on constants to that trace)."""
+    return type(x) is JaxprTracer and x._trace.main is TRACE_STATE.dynamic
+
+
+def stage_unary(prim, x: JaxprTracer, skip: int = 0) -> JaxprTracer:
+    """``bind(prim, x)`` for ``x`` a tracer of the innermost staging trace. ``skip``: how
+    many frames above the caller's are funcgrad's too: the search for the user's line
+    (``user_frame``) starts above them."""
+    aval = x.aval
+    hit = abstract_eval_by_id.get((prim, id(aval)))
+    out_aval = hit[1][0] if hit is not None else abstract_eval_tuple(prim, (aval,), {})[0]
+    trace = x._trace
+    builder = trace.main.payload
+    out = JaxprTracer(trace, out_aval)
+    builder.eqns.append(_new_eqn(Eqn, (prim, [x._var], [out._var], {},
+                                       user_frame(True, 1 + skip) if builder.record_source else None)))
+    return out
+
+
+def stage_or_bind(prim, args, params, skip: int = 0):
+    """``bind(prim, *args, **params)``; staged by ``stage_unary``/``stage_binary`` when that
+    is the same (no params, one result, one or two tracers of the innermost staging
+    trace). ``skip`` as for those, counted from this function's caller."""
+    if not params and not prim.multiple_results:
+        n = len(args)
+        if n == 1:
+            x = args[0]
+            if type(x) is JaxprTracer and x._trace.main is TRACE_STATE.dynamic:
+                return stage_unary(prim, x, skip + 1)
+        elif n == 2:
+            x, y = args
+            if type(x) is JaxprTracer and type(y) is JaxprTracer and x._trace.main is TRACE_STATE.dynamic \
+                    and y._trace.main is x._trace.main:
+                return stage_binary(prim, x, y, skip + 1)
+    return bind(prim, *args, **params)
+
+
+def stage_binary(prim, x: JaxprTracer, y: JaxprTracer, skip: int = 0) -> JaxprTracer:
+    """``bind(prim, x, y)`` for ``x`` and ``y`` tracers of the innermost staging trace."""
+    ax, ay = x.aval, y.aval
+    hit = abstract_eval_by_id.get((prim, id(ax), id(ay)))
+    out_aval = hit[1][0] if hit is not None else abstract_eval_tuple(prim, (ax, ay), {})[0]
+    trace = x._trace
+    builder = trace.main.payload
+    out = JaxprTracer(trace, out_aval)
+    builder.eqns.append(_new_eqn(Eqn, (prim, [x._var, y._var], [out._var], {},
+                                       user_frame(True, 1 + skip) if builder.record_source else None)))
+    return out
 
 
 def trace_to_jaxpr(fun_flat, in_avals) -> tuple[Jaxpr, list]:

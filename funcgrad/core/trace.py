@@ -473,6 +473,7 @@ _abstract_cache: dict = {}
 # entry keeps its input avals alive, so an id in a key can never belong to another
 # object while the entry exists.
 _abstract_by_id: dict = {}
+abstract_eval_by_id = _abstract_by_id  # (read directly by ``staging.stage_unary``/``stage_binary``)
 
 
 def abstract_eval(prim: Primitive, avals, params):

@@ -425,6 +425,11 @@ def promote_args_float_loop(fname: str, *args):
     return _broadcast_all(fname, _convert_all(args, sigs, dtype), [s[2] for s in sigs])
 
 
+# (numpy_api/staged.py calls the scalar plan directly for these promotion functions)
+traced_and_scalar = _traced_and_scalar
+SCALAR_RULES = {promote_args: _NUMERIC, promote_args_inexact: _INEXACT, promote_args_float_loop: _FLOAT_LOOP}
+
+
 def canonicalize_axis(axis, ndim: int, fname: str = "") -> int:
     """A possibly negative axis as 0..ndim-1, or NumPy's AxisError."""
     try:

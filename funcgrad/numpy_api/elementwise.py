@@ -29,7 +29,10 @@ import numpy as np
 
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
+from funcgrad.core.prims import elementwise as _ewp
+from funcgrad.core.staging import JaxprTracer
 from funcgrad.core.trace import Tracer
+from funcgrad.numpy_api import staged
 from funcgrad.numpy_api._util import (
     _uniform_dtype,
     asarray,
@@ -106,10 +109,25 @@ def _int8_if_bool(*xs):
 
 def _elementwise(promote):
     """Decorator: promote and broadcast the arguments with ``promote`` (named after the
-    decorated function, for errors), then run the body on them."""
+    decorated function, for errors), then run the body on them. A body in ``_DIRECT`` is
+    that primitive for non-bool operands: staged calls try ``numpy_api/staged.py`` first."""
 
     def decorator(body):
         name = body.__name__
+        prim, nin = _DIRECT.get(name, (None, 0))
+        if prim is not None:
+            attempt = (staged.unary(name, prim, staged.NUMERIC) if nin == 1
+                       else staged.binary(name, prim, staged.NUMERIC, promote))
+
+            @functools.wraps(body)
+            def fn(*args):
+                if args and (type(args[0]) is _JT or type(args[-1]) is _JT):
+                    out = attempt(*args)
+                    if out is not None:
+                        return out
+                return _out(body(*promote(name, *args)))
+
+            return fn
 
         @functools.wraps(body)
         def fn(*args):
@@ -120,16 +138,41 @@ def _elementwise(promote):
     return decorator
 
 
+# The numeric bodies that are one primitive for every non-bool dtype (see ``_elementwise``).
+_DIRECT = {"add": (_ewp.add_p, 2), "subtract": (_ewp.sub_p, 2), "multiply": (_ewp.mul_p, 2),
+           "negative": (_ewp.neg_p, 1), "absolute": (_ewp.abs_p, 1)}
+_JT = JaxprTracer
+_F = promote_args_float_loop
 _numeric = _elementwise(promote_args)  # keeps int/bool dtypes (NumPy 2 promotion)
 _inexact = _elementwise(promote_args_float_loop)  # ints and bools become float (NumPy's loop)
 _inexact64 = _elementwise(promote_args_inexact)  # ints and bools become float64
 
 
 def _simple(name: str, promote, lax_fn, nin: int, doc: str):
-    """A function that is one primitive after promotion."""
-    if nin == 1:
+    """A function that is one primitive after promotion (a ``lax`` one with inexact
+    promotion: staged calls try ``numpy_api/staged.py`` first)."""
+    prim = getattr(lax_fn, "primitive", None) if promote in (promote_args_float_loop, promote_args_inexact) else None
+    if nin == 1 and prim is not None:
+        attempt = staged.unary(name, prim, staged.INEXACT)
+
+        def fn(x, /):
+            if type(x) is _JT:
+                out = attempt(x)
+                if out is not None:
+                    return out
+            return lax_fn(*promote(name, x))
+    elif nin == 1:
         def fn(x, /):
             return lax_fn(*promote(name, x))
+    elif prim is not None:
+        attempt = staged.binary(name, prim, staged.INEXACT, promote)
+
+        def fn(x1, x2, /):
+            if type(x1) is _JT or type(x2) is _JT:
+                out = attempt(x1, x2)
+                if out is not None:
+                    return out
+            return lax_fn(*promote(name, x1, x2))
     else:
         def fn(x1, x2, /):
             return lax_fn(*promote(name, x1, x2))
@@ -150,7 +193,6 @@ def _real_only(name: str, lax_fn):
 # --- floating-point functions that are one primitive ---------------------------------
 # (integer and bool inputs compute in NumPy's float loop dtype, float64 for most; see module doc)
 
-_F = promote_args_float_loop
 exp = _simple("exp", _F, lax.exp, 1, "Elementwise ``e ** x``.")
 expm1 = _simple("expm1", _F, lax.expm1, 1, "Elementwise ``exp(x) - 1``, accurate near 0.")
 log = _simple("log", _F, lax.log, 1, "Elementwise natural logarithm.")
@@ -184,6 +226,7 @@ divide = _simple(
     ">>> fnp.divide(1, 2)\nnp.float64(0.5)",
 )
 true_divide = divide
+staged.ATTEMPTS["true_divide"] = staged.ATTEMPTS["divide"]  # (the name of the ``/`` operator)
 arctan2 = _simple("arctan2", _F, _real_only("arctan2", lax.atan2), 2,
                   "Elementwise angle of the point (x2, x1), in [-pi, pi].")
 copysign = _simple("copysign", _F, _real_only("copysign", lax.copysign), 2, "``|x1|`` with the sign (bit) of ``x2``.")
@@ -357,6 +400,7 @@ def absolute(x, /):
 
 
 abs = absolute  # noqa: A001 - NumPy's name
+staged.ATTEMPTS["abs"] = staged.ATTEMPTS["absolute"]  # (the name of ``abs(x)``)
 
 
 @_numeric

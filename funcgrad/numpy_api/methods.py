@@ -23,7 +23,9 @@ import numpy as np
 
 from funcgrad.core import array as _array
 from funcgrad.core.array import Array, as_value
+from funcgrad.core.staging import JaxprTracer
 from funcgrad.core.trace import Tracer
+from funcgrad.numpy_api import staged
 
 _FNP = None
 
@@ -39,6 +41,23 @@ def _fnp():
 
 
 def _binary(name, reflected=False):
+    attempt = staged.ATTEMPTS.get(name)
+    if attempt is not None:  # staged operands first: the one primitive, no public layers
+        if reflected:
+            def method(self, other):
+                if type(self) is JaxprTracer:  # (only a staged self can take the direct path)
+                    out = attempt(other, self)
+                    if out is not None:
+                        return out
+                return _as_python_arithmetic(getattr(_fnp(), name)(other, self), self, other)
+        else:
+            def method(self, other):
+                if type(self) is JaxprTracer:
+                    out = attempt(self, other)
+                    if out is not None:
+                        return out
+                return _as_python_arithmetic(getattr(_fnp(), name)(self, other), self, other)
+        return method
     if reflected:
         def method(self, other):
             return _as_python_arithmetic(getattr(_fnp(), name)(other, self), self, other)
@@ -69,6 +88,16 @@ def _as_python_arithmetic(out, *operands):
 
 
 def _unary(name):
+    attempt = staged.ATTEMPTS.get(name)
+    if attempt is not None:
+        def method(self):
+            if type(self) is JaxprTracer:
+                out = attempt(self)
+                if out is not None:
+                    return out
+            return _as_python_arithmetic(getattr(_fnp(), name)(self), self)
+        return method
+
     def method(self):
         return _as_python_arithmetic(getattr(_fnp(), name)(self), self)
     return method

@@ -64,16 +64,30 @@ def _live_part(jaxpr: Jaxpr) -> Jaxpr:
     equation: most of a dead-heavy program's equations are tested and dropped here."""
     live = {id(v) for v in jaxpr.outvars if type(v) is Var}
     kept = []
+    plain = _plain
     for e in reversed(jaxpr.eqns):
         outs = e.outputs
         if (id(outs[0]) in live if len(outs) == 1 else not outs or any([id(o) in live for o in outs])) \
-                or eqn_has_effects(e):
+                or (e.primitive not in plain and _may_have_effects(e)):
             kept.append(e)
             for a in e.inputs:
                 if type(a) is Var:
                     live.add(id(a))
     kept.reverse()
     return Jaxpr(jaxpr.constvars, jaxpr.invars, kept, jaxpr.outvars)
+
+
+# Primitives that never have effects (no effect flag, no sub-programs): most dead equations
+# are tested against this set, not by ``eqn_has_effects``.
+_plain: set = set()
+
+
+def _may_have_effects(e) -> bool:
+    prim = e.primitive
+    if not prim.jaxpr_params and getattr(prim, "effectful", None) is None:
+        _plain.add(prim)
+        return False
+    return eqn_has_effects(e)
 
 
 def _bind_with_line(eqn, invals):

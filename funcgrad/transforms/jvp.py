@@ -16,6 +16,7 @@ import numpy as np
 
 from funcgrad.core.ad_util import Zero, is_differentiable
 from funcgrad.core.primitive import abstract_eval_rules, jvp_rules, missing_rule
+from funcgrad.core.staging import JaxprTracer
 from funcgrad.core.trace import Trace, Tracer, full_raise, get_aval_any, pop_main, push_main
 
 
@@ -77,7 +78,7 @@ class JVPTrace(Trace):
                     for p, t in zip(primal_out, tangent_out)]
         if type(tangent_out) is Zero:  # (self.lower, inlined: this is the hot path)
             return primal_out.full_lower() if isinstance(primal_out, Tracer) else primal_out
-        return JVPTracer(self, primal_out, tangent_out)
+        return JVPTracer(self, primal_out, tangent_out, primal_out.aval if type(primal_out) is JaxprTracer else None)
 
     def _weak_outputs(self, primitive, args, params, primal_out, tangent_out):
         """Outputs of a primitive whose operands include a weakly typed tracer (a

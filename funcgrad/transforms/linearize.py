@@ -27,6 +27,7 @@ from funcgrad.core.staging import JaxprBuilder, JaxprTrace, JaxprTracer
 from funcgrad.core.trace import (
     Trace,
     Tracer,
+    abstract_eval_by_id,
     abstract_eval_tuple,
     full_raise,
     get_aval_any,
@@ -124,9 +125,10 @@ class LinearTape(Trace):
                 rule_args[i] = UndefinedPrimal(aval)
                 linear.append((i, a.index))
             else:
-                aval = get_aval_any(a)
+                aval = a.aval if type(a) is JaxprTracer else get_aval_any(a)
             avals.append(aval)
-        out_avals = abstract_eval_tuple(primitive, avals, params)
+        hit = None if params else abstract_eval_by_id.get((primitive, *map(id, avals)))  # (the cache, inline)
+        out_avals = hit[1] if hit is not None else abstract_eval_tuple(primitive, avals, params)
         first = self.count
         self.count = first + len(out_avals)
         rule = transpose_rules.get(primitive) or transpose_rule_of(primitive)

@@ -37,6 +37,9 @@ A record is a tuple ``(kind, rule, out, args, ans, params, linear)``:
 """
 from __future__ import annotations
 
+import sys
+
+from funcgrad.core import source_info
 from funcgrad.core.ad_util import UndefinedPrimal, Zero, add_tangents
 from funcgrad.core.ir import Jaxpr, Literal
 from funcgrad.core.primitive import missing_rule, transpose_rules
@@ -51,11 +54,17 @@ walk_observers: list = []
 
 
 def backward_walk(records, count, out_index, cts_out, add=add_tangents) -> list:
-    """The reverse-mode walker (``_backward_walk``), inside the observers if any."""
-    if walk_observers:
-        with walk_observers[-1]():
-            return _backward_walk(records, count, out_index, cts_out, add)
-    return _backward_walk(records, count, out_index, cts_out, add)
+    """The reverse-mode walker (``_backward_walk``), inside the observers if any. Its
+    frame anchors the search for the user's line of what the rules stage (``source_info.
+    anchored``: the search stops here instead of walking up the whole transform stack)."""
+    previous = source_info.anchored(sys._getframe(0))
+    try:
+        if walk_observers:
+            with walk_observers[-1]():
+                return _backward_walk(records, count, out_index, cts_out, add)
+        return _backward_walk(records, count, out_index, cts_out, add)
+    finally:
+        source_info.anchor = previous
 
 
 def _backward_walk(records, count, out_index, cts_out, add=add_tangents) -> list:

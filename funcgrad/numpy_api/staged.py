@@ -1,0 +1,102 @@
+"""The staging fast path of the commonest elementwise ``funcgrad.numpy`` calls.
+
+Under ``jit``/``make_jaxpr`` most operations of a numerical function are an elementwise
+function (or an operator on a tracer) applied to tracers of the staging trace that share
+one strong dtype and shape, or to such a tracer and a Python ``int``/``float``. For those
+the general path (the values boundary, promotion, the body's dtype dispatch, ``lax``,
+``bind``'s search for the interpreting trace) decides nothing: the result is always the
+one primitive on the operands as they are (the scalar: promoted and broadcast by the
+promotion function's own scalar plan, ``_util.traced_and_scalar``). ``unary``/``binary``
+make an *attempt*: the staged result when the call is such a case, else None (the caller
+then takes the general path). The equation recorded is the general path's, source line
+included.
+
+``ATTEMPTS`` maps a ``funcgrad.numpy`` name to its attempt, for the operators on tracers
+(``methods.py``), which thus skip the public function's layers too. An attempt's caller
+(the operator method, or the function's body) is funcgrad's, so the search for the
+user's line starts at the frame that called that.
+"""
+from __future__ import annotations
+
+from funcgrad.core.staging import JaxprTracer, stage_binary, stage_unary
+from funcgrad.core.trace import TRACE_STATE
+from funcgrad.numpy_api._util import SCALAR_RULES, traced_and_scalar
+
+_st = TRACE_STATE
+_SCALARS = (int, float)  # (not bool: type(True) is bool; bools promote differently)
+# Kinds for which the numeric bodies (add, subtract, multiply, negative) are the primitive
+# as it is (bools take another primitive or raise) and inexact ones (sin, divide, ...) need
+# no promotion.
+NUMERIC, INEXACT = "iufc", "fc"
+
+ATTEMPTS: dict = {}
+
+
+def unary(name: str, prim, kinds: str):
+    """The attempt of the one-operand function ``name``: ``prim`` on a strong tracer of
+    the staging trace whose dtype kind is in ``kinds``."""
+    attempt = ATTEMPTS[name] = _unary(name, prim, kinds)
+    return attempt
+
+
+def binary(name: str, prim, kinds: str, promote):
+    """The attempt of the two-operand function ``name`` (whose general path promotes with
+    ``promote``): ``prim`` on two tracers of the staging trace of one strong dtype (kind
+    in ``kinds``) and shape, or on an inexact strong tracer and a Python int/float
+    promoted as ``promote`` does (which keeps the tracer's dtype)."""
+    rule = SCALAR_RULES[promote]
+    attempt = ATTEMPTS[name] = _binary(name, prim, kinds, rule)
+    return attempt
+
+
+# (frames between the stage_* call and the user's line: the attempt and its caller)
+_SKIP = 2
+
+
+def _unary(name, prim, kinds):
+    def attempt(x):
+        if type(x) is JaxprTracer:
+            a = x.aval
+            if not a.weak_type and a.dtype.kind in kinds and x._trace.main is _st.dynamic:
+                return stage_unary(prim, x, _SKIP)
+        return None
+
+    attempt.__name__ = f"staged_{name}"
+    return attempt
+
+
+def _binary(name, prim, kinds, rule):
+    def attempt(x1, x2):
+        t1, t2 = type(x1), type(x2)
+        if t1 is JaxprTracer:
+            a1 = x1.aval
+            if a1.weak_type or x1._trace.main is not _st.dynamic:
+                return None
+            if t2 is JaxprTracer:
+                a2 = x2.aval
+                if (a2 is a1 or (a2.shape == a1.shape and a2.dtype is a1.dtype and not a2.weak_type)) \
+                        and a1.dtype.kind in kinds and x2._trace.main is x1._trace.main:
+                    return stage_binary(prim, x1, x2, _SKIP)
+                return None
+            if t2 in _SCALARS and a1.dtype.kind in "fc":
+                return _pair(prim, traced_and_scalar(rule, x1, x2))
+        elif t2 is JaxprTracer and t1 in _SCALARS:
+            a2 = x2.aval
+            if not a2.weak_type and a2.dtype.kind in "fc" and x2._trace.main is _st.dynamic:
+                return _pair(prim, traced_and_scalar(rule, x1, x2))
+        return None
+
+    attempt.__name__ = f"staged_{name}"
+    return attempt
+
+
+def _pair(prim, operands):
+    """``prim`` on a promoted (tracer, scalar constant) pair: the constant is a staged
+    broadcast (a tracer) unless the tracer is 0-d, when ``bind`` stages it as a constant."""
+    x1, x2 = operands
+    if type(x1) is JaxprTracer and type(x2) is JaxprTracer and x1._trace.main is x2._trace.main:
+        return stage_binary(prim, x1, x2, _SKIP + 1)
+    return prim.bind(x1, x2)
+
+
+__all__ = ["ATTEMPTS", "INEXACT", "NUMERIC", "binary", "unary"]
