@@ -8,7 +8,7 @@ packed double -> int64 conversion).
 
 How kernels use them (``call(b, name, *xs)``): each function is compiled once per
 process, as a ``<W x double>`` body (W = 8 with AVX-512, 4 with AVX, else 2) in its own module of the
-one JIT engine, and bound by name. A kernel calls the scalar entry
+one JIT engine (sin and cos: one module, ``vecmath_trig``), and bound by name. A kernel calls the scalar entry
 ``@fg_vm_<name>_<f64|f32>`` (a splat of the vector body, used by remainder loops and
 0-d code); its declaration carries ``"vector-function-abi-variant"``, so the loop
 vectoriser replaces it with one call of ``@fg_vm_<name>_f64_v<W>`` (float32:
