@@ -8,7 +8,7 @@ packed double -> int64 conversion).
 
 How kernels use them (``call(b, name, *xs)``): each function is compiled once per
 process, as a ``<W x double>`` body (W = 8 with AVX-512, 4 with AVX, else 2) in its own module of the
-one JIT engine, and bound by name. A kernel calls the scalar entry
+one JIT engine (sin and cos: one module, ``vecmath_trig``), and bound by name. A kernel calls the scalar entry
 ``@fg_vm_<name>_<f64|f32>`` (a splat of the vector body, used by remainder loops and
 0-d code); its declaration carries ``"vector-function-abi-variant"``, so the loop
 vectoriser replaces it with one call of ``@fg_vm_<name>_f64_v<W>`` (float32:
@@ -35,11 +35,9 @@ Special values follow C99 Annex F / NumPy: exp overflow to inf and gradual under
 to subnormals and 0, log(0) = -inf, log(<0) = nan, sin/cos(+-inf) = nan, tanh
 saturates to +-1, +-0 are preserved.
 
-sin/cos/tan: arguments up to 2^30 are reduced with a three-part pi/2 (159 bits) in
-double-double arithmetic (error ~2^-130 relative to the reduced argument, enough for
-the doubles closest to multiples of pi/2); lanes with larger arguments (and +-inf) are
-sent to the C library's exact reduction by a masked lane loop that returns at once
-when no lane needs it.
+sin/cos/tan (``vecmath_trig``): arguments up to 2^30 are reduced in double-double
+arithmetic, larger ones (and +-inf) go to the C library; sin and cos are one library
+(one body taking the quadrant offset at run time), compiled and bound together.
 
 The polynomials are Taylor series (``1/n!``, ``2/(2n+1)``) truncated where the first
 omitted term is below ~2^-60 relative on the reduced interval; nothing here is taken
@@ -54,9 +52,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from funcgrad.lowering import engine, vecmath_avx512, vecmath_f32, vecmath_tanh64
+from funcgrad.lowering import engine, vecmath_avx512, vecmath_f32, vecmath_tanh64, vecmath_trig
 from funcgrad.lowering.builder import F32, F64, ModuleBuilder, Value
 from funcgrad.lowering.vecmath_ir import Fn, Pool, c_library_lanes
+from funcgrad.lowering.vecmath_trig import TRIG_HUGE
 
 
 def _taylor(coeffs) -> list:
@@ -70,19 +69,10 @@ LN2_HI = float.fromhex("0x1.62e42fefa39efp-1")  # ln 2 = LN2_HI + LN2_LO (+ 5.7e
 LN2_LO = float.fromhex("0x1.abc9e3b39803fp-56")
 LN2_HI42 = float.fromhex("0x1.62e42fefa3800p-1")  # 42 bits: k * LN2_HI42 exact for |k| < 2^11
 LN2_LO42 = float.fromhex("0x1.ef35793c76730p-45")
-TWO_OVER_PI = float.fromhex("0x1.45f306dc9c883p-1")
-PIO2_1 = float.fromhex("0x1.921fb54442d18p+0")  # pi/2 = PIO2_1 + PIO2_2 + PIO2_3 (+ 5.6e-50)
-PIO2_2 = float.fromhex("0x1.1a62633145c07p-54")
-PIO2_3 = float.fromhex("-0x1.f1976b7ed8fbcp-110")
 SQRT_HALF_BITS = 0x3FE6A09E667F3BCD
-TRIG_HUGE = 2.0 ** 30  # sin/cos: larger |x| go to the C library
 
 # e^r - 1 - r = r^2 * EXP_P(r) on |r| <= ln2/2: 1/2!, 1/3!, ..., 1/13! (first omitted 2^-64)
 EXP_P = _taylor(Fraction(1, math.factorial(n)) for n in range(2, 14))
-# sin r = r + r * z * SIN_S(z), z = r^2, |r| <= pi/4: -1/3!, +1/5!, ..., +1/17!
-SIN_S = _taylor(Fraction((-1) ** n, math.factorial(2 * n + 1)) for n in range(1, 9))
-# cos r = 1 - z/2 + z^2 * COS_C(z): 1/4!, -1/6!, ..., 1/18!
-COS_C = _taylor(Fraction((-1) ** n, math.factorial(2 * n)) for n in range(2, 10))
 # log(1+f) = 2 atanh(s) = 2s + s * z * LOG_Q(z), s = f/(2+f), z = s^2 <= 0.0295: 2/3, 2/5, ..., 2/23
 LOG_Q = _taylor(Fraction(2, 2 * n + 1) for n in range(1, 12))
 
@@ -163,41 +153,6 @@ def _log_combine(f: _Fn, k, fr, lo, extra=None):
     return f.add(t, tail)
 
 
-def _trig_reduce(f: _Fn, x):
-    """x = j pi/2 + (rh + rl), |rh| <= ~pi/4, double-double exact to ~2^-130 relative
-    for |x| <= 2^30; returns (rh, rl, j as i64)."""
-    jf, j = f.round_magic(x, TWO_OVER_PI)
-    a = f.fma(jf, -PIO2_1, x)  # exact
-    p = f.mul(jf, PIO2_2)
-    pe = f.fma(jf, PIO2_2, f.neg(p))  # jf*PIO2_2 = p + pe exactly
-    s = f.sub(a, p)  # TwoSum(a, -p) = s + e
-    bb = f.sub(s, a)
-    e = f.add(f.sub(a, f.sub(s, bb)), f.sub(f.neg(p), bb))
-    lo = f.fma(jf, -PIO2_3, f.sub(e, pe))
-    rh = f.add(s, lo)
-    rl = f.add(f.sub(s, rh), lo)
-    return rh, rl, j
-
-
-def _sin_kernel(f: _Fn, rh, rl, z):
-    """sin(rh + rl), z = rh^2."""
-    ps = f.mul(z, f.estrin(z, SIN_S))
-    corr = f.fma(f.mul(z, rl), -0.5, rl)  # rl * cos(rh) ~ rl (1 - z/2)
-    return f.add(rh, f.fma(rh, ps, corr))
-
-
-def _cos_kernel(f: _Fn, rh, rl, z):
-    """cos(rh + rl), z = rh^2 (rounded); 1 - z/2 is compensated."""
-    ze = f.fma(rh, rh, f.neg(z))  # rh^2 = z + ze exactly
-    hz = f.mul(z, 0.5)
-    w = f.sub(1.0, hz)
-    comp = f.sub(f.sub(1.0, w), hz)  # exact: (1 - hz) - w
-    tail = f.sub(comp, f.fma(ze, 0.5, f.mul(rh, rl)))
-    z2 = f.mul(z, z)
-    poly = f.mul(z2, f.estrin(z, COS_C, z2))
-    return f.add(w, f.add(tail, poly))
-
-
 # --- the functions (body builders: f, x[, y] -> result ref) ---------------------------------
 EXP_FAST = 708.0  # |x| above (and +-inf): the C library, lane by lane (results near the range ends)
 
@@ -248,40 +203,12 @@ def _log1p(f: _Fn, x):
     return f.sel(f.cmp("oeq", x, 0.0), x, r)  # log1p(-0) = -0
 
 
-def _sincos(f: _Fn, x, want_cos: bool):
-    rh, rl, j = _trig_reduce(f, x)
-    z = f.mul(rh, rh)
-    s = _sin_kernel(f, rh, rl, z)
-    c = _cos_kernel(f, rh, rl, z)
-    q = j if not want_cos else f.i("add", j, 1)  # cos x = sin(x + pi/2)
-    odd = f.odd(q)
-    v = f.sel(odd, c, s)
-    sign = f.i("shl", f.i("and", q, 2), 62)  # quadrants 2, 3: negate
-    r = f.fbits(f.i("xor", f.bits(v), sign))
-    if not want_cos:
-        r = f.sel(f.cmp("olt", f.abs(x), 2.0 ** -26), x, r)  # sin x == x: keeps -0, subnormals
-    return r
-
-
-def _tan(f: _Fn, x):
-    rh, rl, j = _trig_reduce(f, x)
-    z = f.mul(rh, rh)
-    s = _sin_kernel(f, rh, rl, z)
-    c = _cos_kernel(f, rh, rl, z)
-    odd = f.odd(j)  # tan(r + pi/2) = -cos r / sin r
-    num, den = f.sel(odd, f.neg(c), s), f.sel(odd, s, c)
-    inv = f.div(1.0, den)
-    t0 = f.mul(num, inv)
-    r = f.fma(f.fma(f.neg(t0), den, num), inv, t0)  # one Newton correction: ~0.5 ulp quotient
-    return f.sel(f.cmp("olt", f.abs(x), 2.0 ** -27), x, r)  # tan x == x: keeps -0, subnormals
-
-
 def _sin(f, x):
-    return _sincos(f, x, False)
+    return vecmath_trig.sincos(f, x, 0)
 
 
 def _cos(f, x):
-    return _sincos(f, x, True)
+    return vecmath_trig.sincos(f, x, 1)
 
 
 def _tanh(f: _Fn, x):
@@ -331,7 +258,8 @@ def _cosh(f: _Fn, x):
 
 FUNCTIONS = {
     "exp": (_exp, 1), "expm1": (_expm1, 1), "log": (_log, 1), "log1p": (_log1p, 1),
-    "sin": (_sin, 1), "cos": (_cos, 1), "tan": (_tan, 1), "tanh": (_tanh, 1), "sinh": (_sinh, 1), "cosh": (_cosh, 1),
+    "sin": (_sin, 1), "cos": (_cos, 1), "tan": (vecmath_trig.tan, 1), "tanh": (_tanh, 1), "sinh": (_sinh, 1),
+    "cosh": (_cosh, 1),
 }
 # functions whose fast path has a bound, above which the C library is called
 _FALLBACK = {"sin": TRIG_HUGE, "cos": TRIG_HUGE, "tan": TRIG_HUGE, "exp": EXP_FAST}
@@ -523,16 +451,25 @@ def _library(name: str, dtype: str) -> None:
     with _LIB_LOCK:
         if base in _LIB:
             return
+        # sin and cos: one library (``vecmath_trig``), compiled and bound for both at once
+        joint = vecmath_trig.SINCOS if name in vecmath_trig.SINCOS else (name,)
+        bases = [_exports(n, dtype)[0] for n in joint]
+        symbols = [s for n in joint for s in _exports(n, dtype)[:2]]
         # (a warm disk cache links it by name: the text is made only on a miss; bound by
         # name, with tiering its quick code first: ``tiered.compile_library_quick``)
-        _LIB[base] = engine.compile_library(f"vecmath {name} {dtype.name}", lambda: library_text(name, dtype),
-                                            [base, vec], bind=True)
+        key = f"vecmath {''.join(joint)} {dtype.name}"
+        addrs = engine.compile_library(key, lambda: library_text(name, dtype), symbols, bind=True)
+        for b in bases:
+            _LIB[b] = addrs
 
 
 def library_text(name: str, dtype) -> str:
     """The IR of the library of ``name`` for ``dtype``: its scalar entry and vector variant
-    (``_exports``) exported as ``@fg_main_<symbol>``."""
+    (``_exports``) exported as ``@fg_main_<symbol>`` (sin, cos: both functions' entries)."""
     dtype = np.dtype(dtype)
+    if name in vecmath_trig.SINCOS:
+        exports = {n: _exports(n, dtype) for n in vecmath_trig.SINCOS}
+        return vecmath_trig.library_text(exports, dtype == F32, _lanes()[0])
     base, vec, _ = _exports(name, dtype)
     mb = ModuleBuilder()
     mb.helper(base, lambda: _define(mb, name, dtype))
