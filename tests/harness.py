@@ -164,3 +164,30 @@ optimised = []
 _real_optimised = engine._optimised
 engine._optimised = lambda text, pto: optimised.append(1) or _real_optimised(text, pto)
 """
+
+
+def ir_drive_loop(sym: str, ty: str, width: int | None, body: str = "") -> str:
+    """LLVM IR of ``fg_main_drive(x, y, n)``: ``y[i] = sym(x[i])`` over ``n`` elements (or
+    vectors of ``width`` lanes), declaring ``sym`` unless ``body`` defines it (the vector-math
+    library tests drive the library's scalar and vector entries with it)."""
+    vt = f"<{width} x {ty}>" if width else ty
+    align = 4 if ty == "float" else 8
+    decl = "" if body else f"declare {vt} @{sym}({vt})\n"
+    return decl + body + f"""
+define void @fg_main_drive(ptr %x, ptr %y, i64 %n) {{
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%i1, %loop]
+  %px = getelementptr {vt}, ptr %x, i64 %i
+  %v = load {vt}, ptr %px, align {align}
+  %r = call {vt} @{sym}({vt} %v)
+  %py = getelementptr {vt}, ptr %y, i64 %i
+  store {vt} %r, ptr %py, align {align}
+  %i1 = add i64 %i, 1
+  %more = icmp slt i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}
+"""

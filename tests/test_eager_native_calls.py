@@ -171,6 +171,18 @@ def test_threads_share_the_entry(native):
     assert not errors and eager_native.CONTEXT[0]
 
 
+def _matmul_counting_alt(x, y):
+    """(``fnp.matmul(x, y)``, how many times it called the alternative ``cfg[3]``, that
+    alternative) on a second call (the first sets the plan and ``cfg[3]``)."""
+    fnp.matmul(x, y)
+    seen, alt = [], fnp.matmul._cfg[3]
+    fnp.matmul._cfg[3] = lambda p, q: seen.append(1) or alt(p, q)
+    try:
+        return fnp.matmul(x, y), len(seen), alt
+    finally:
+        fnp.matmul._cfg[3] = alt
+
+
 def test_big_contiguous_matrices_take_matmul(native):
     """``fnp.matmul`` of big C-contiguous matrices of a BLAS dtype calls ``numpy.matmul``
     (no zero fill; the same gemm call as ``numpy.dot``, so the same bits as the general
@@ -185,14 +197,8 @@ def test_big_contiguous_matrices_take_matmul(native):
              (big[:1], big, 0), (big.astype(np.complex128) * (1 + 2j), big.astype(np.complex128), 1),
              (big.astype(np.float32), big.astype(np.float32), 1), (big.astype(np.int64), big.astype(np.int64), 1)]
     for x, y, want in cases:
-        fnp.matmul(x, y)  # (sets the plan and cfg[3])
-        seen, alt = [], fnp.matmul._cfg[3]
-        fnp.matmul._cfg[3] = lambda a, b: seen.append(1) or alt(a, b)
-        try:
-            out = fnp.matmul(x, y)
-        finally:
-            fnp.matmul._cfg[3] = alt
-        assert len(seen) == want, (x.shape, y.shape, x.dtype)
+        out, seen, alt = _matmul_counting_alt(x, y)
+        assert seen == want, (x.shape, y.shape, x.dtype)
         assert alt is (np.matmul if x.dtype in (np.float64, np.complex128) else np.dot)
         general = fnp.matmul.general(x, y)
         assert type(out) is Array and out.dtype == general.dtype and not out.flags.writeable
@@ -224,12 +230,6 @@ def test_vector_like_and_unaligned_matrices_stay_on_dot(native):
     assert not raw.flags.aligned and raw.flags.c_contiguous
     a = rng.normal(size=(100, 100))
     for x, y in [(a[:, :1].copy(), a[:1].copy()), (a, a[:, :1].copy()), (a[:1].copy(), a), (raw, a), (a, raw)]:
-        fnp.matmul(x, y)
-        seen, alt = [], fnp.matmul._cfg[3]
-        fnp.matmul._cfg[3] = lambda p, q: seen.append(1) or alt(p, q)
-        try:
-            out = fnp.matmul(x, y)
-        finally:
-            fnp.matmul._cfg[3] = alt
+        out, seen, _ = _matmul_counting_alt(x, y)
         assert not seen, (x.shape, y.shape)
         np.testing.assert_array_equal(out, np.dot(x, y))

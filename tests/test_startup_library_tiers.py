@@ -14,6 +14,8 @@ import pytest
 
 from funcgrad.lowering import engine, tiered, vecmath
 
+from harness import ir_drive_loop
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -33,35 +35,8 @@ def _inputs(dtype, width: int) -> np.ndarray:
     return np.concatenate([x, np.full(pad, 0.5, dtype)])
 
 
-def _driver(sym: str, ty: str, width: int | None):
-    """A loop calling ``sym`` (scalar, or the ``width``-lane variant) on each element or
-    vector of ``x`` into ``y``: ``drive(x, y, count)``, linked to a given address."""
-    vt = f"<{width} x {ty}>" if width else ty
-    align = 4 if ty == "float" else 8
-    text = textwrap.dedent(f"""\
-        declare {vt} @{sym}({vt})
-        define void @fg_main_drive(ptr %x, ptr %y, i64 %n) {{
-        entry:
-          br label %loop
-        loop:
-          %i = phi i64 [0, %entry], [%i1, %loop]
-          %px = getelementptr {vt}, ptr %x, i64 %i
-          %v = load {vt}, ptr %px, align {align}
-          %r = call {vt} @{sym}({vt} %v)
-          %py = getelementptr {vt}, ptr %y, i64 %i
-          store {vt} %r, ptr %py, align {align}
-          %i1 = add i64 %i, 1
-          %more = icmp slt i64 %i1, %n
-          br i1 %more, label %loop, label %done
-        done:
-          ret void
-        }}
-        """)
-    return text
-
-
 def _run(library, sym: str, ty: str, width: int | None, x: np.ndarray) -> bytes:
-    text = _driver(sym, ty, width)
+    text = ir_drive_loop(sym, ty, width)
     with engine._lock:
         drv = engine.link_object(tiered._quick_object(text), [sym], ["drive"], {sym: library.addrs[sym]}, text,
                                  quick=True)

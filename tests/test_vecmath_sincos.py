@@ -28,6 +28,8 @@ from funcgrad.lowering import engine, tiered, vecmath
 from funcgrad.lowering.builder import ModuleBuilder
 from funcgrad.lowering.vecmath_ir import Fn
 
+from harness import ir_drive_loop
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # --- the old generator, frozen (do not edit: it is the reference) -----------------------------
@@ -86,31 +88,6 @@ def _old_sincos(f, x, want_cos: bool):
 # --- end of the frozen copy -------------------------------------------------------------------
 
 
-def _loop(sym: str, ty: str, width, body: str = "") -> str:
-    """``fg_main_drive(x, y, n)``: y[i] = sym(x[i]) over n elements (or vectors of ``width``)."""
-    vt = f"<{width} x {ty}>" if width else ty
-    align = 4 if ty == "float" else 8
-    decl = "" if body else f"declare {vt} @{sym}({vt})\n"
-    return decl + body + textwrap.dedent(f"""
-        define void @fg_main_drive(ptr %x, ptr %y, i64 %n) {{
-        entry:
-          br label %loop
-        loop:
-          %i = phi i64 [0, %entry], [%i1, %loop]
-          %px = getelementptr {vt}, ptr %x, i64 %i
-          %v = load {vt}, ptr %px, align {align}
-          %r = call {vt} @{sym}({vt} %v)
-          %py = getelementptr {vt}, ptr %y, i64 %i
-          store {vt} %r, ptr %py, align {align}
-          %i1 = add i64 %i, 1
-          %more = icmp slt i64 %i1, %n
-          br i1 %more, label %loop, label %done
-        done:
-          ret void
-        }}
-        """)
-
-
 def _drive(text: str, declared, imports: dict, x: np.ndarray, width) -> np.ndarray:
     with engine._lock:
         drv = engine.link_object(tiered._quick_object(text), declared, ["drive"], imports, text, quick=True)
@@ -127,7 +104,7 @@ def _reference(name: str, x64: np.ndarray) -> np.ndarray:
     r = _old_sincos(f, "%x", name == "cos")
     body = "\n".join(f.lines)
     mb.functions.append(f"define internal double @ref_{name}(double %x) {{\nentry:\n{body}\n  ret double {r}\n}}")
-    text = _loop(f"ref_{name}", "double", None, mb.text())
+    text = ir_drive_loop(f"ref_{name}", "double", None, mb.text())
     y = _drive(text, engine.declared_names(text), {}, x64, None)
     libm = ctypes.CDLL(ctypes.util.find_library("m"))
     c = getattr(libm, name)
@@ -186,7 +163,7 @@ def test_library_matches_the_old_generator_bitwise(name, dtype):
                                  library=True)
     ty = "double" if dtype == np.float64 else "float"
     for sym, w in ((base, None), (vec, width)):
-        _same(_drive(_loop(sym, ty, w), [sym], {sym: lib.addrs[sym]}, x, w), want)
+        _same(_drive(ir_drive_loop(sym, ty, w), [sym], {sym: lib.addrs[sym]}, x, w), want)
 
 
 def test_jitted_sin_and_cos_match_the_old_generator():
