@@ -16,6 +16,12 @@ and 3.9 us in another. Both contenders get the same output address (each call fr
 last result first), so the ratio compares like for like, but the same ~0.1 us added
 cost is 2.5 % of one layout's time and 5 % of the other's: compare ``+ns`` across runs.
 
+``np+ro``: the NumPy call followed by what the values contract adds to any result (made
+read-only, returned as a read-only ``Array`` view, as ``core.array`` freezes outputs), in
+plain Python: ``fast/ro`` is funcgrad against NumPy doing the same. At 10^4 elements that
+view alone can cost NumPy ~0.3 us for a 160 KB output (``concatenate``) and nothing for an
+80 KB one (``add``): a memory-layout effect of the extra object, measured, not explained.
+
 Dispatch rows: a cached ``jit`` call with a 0-d array, a Python float, and a dict of ten
 4x4 arrays plus a Python float; minimum and median over rounds of the time per call.
 Each row is timed twice: the call as users make it (the native entry of
@@ -41,12 +47,21 @@ from common import interleaved_times  # noqa: E402
 
 
 def _eager_cases(n: int):
+    from funcgrad.core.array import Array
+
+    def ro(fn):  # the NumPy call plus the values contract's read-only Array view
+        def call():
+            out = fn()
+            out.setflags(write=False)
+            return out.view(Array)
+        return call
+
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=n), rng.normal(size=n)
     c = a > 0
     m = 3 if n == 3 else 100
     A = rng.normal(size=(m, m))
-    return [
+    rows = [
         ("add", lambda: fnp.add(a, b), lambda: fnp.add.general(a, b), lambda: np.add(a, b)),
         ("sin", lambda: fnp.sin(a), lambda: fnp.sin.general(a), lambda: np.sin(a)),
         ("matmul", lambda: fnp.matmul(A, A), lambda: fnp.matmul.general(A, A), lambda: np.matmul(A, A)),
@@ -54,6 +69,7 @@ def _eager_cases(n: int):
          lambda: np.concatenate([a, b])),
         ("where", lambda: fnp.where(c, a, b), lambda: fnp.where.general(c, a, b), lambda: np.where(c, a, b)),
     ]
+    return [(name, fast, general, ref, ro(ref)) for name, fast, general, ref in rows]
 
 
 def eager_rows(rounds: int) -> None:
@@ -63,17 +79,19 @@ def eager_rows(rounds: int) -> None:
 
     eager_native.enable()
     print("eager funcgrad.numpy vs NumPy (ratio: median over rounds of per-round ratios; times: minimum)")
-    print(f"  {'op':12s} {'n':>6s} {'fast':>9s} {'general':>9s} {'numpy':>9s} {'fast/np':>8s} {'general/np':>10s}"
-          f" {'+ns':>6s}")
+    print(f"  {'op':12s} {'n':>6s} {'fast':>9s} {'general':>9s} {'numpy':>9s} {'np+ro':>9s} {'fast/np':>8s}"
+          f" {'general/np':>10s} {'+ns':>6s} {'fast/ro':>8s}")
     for n in (3, 10_000):
-        for name, fast, general, ref in _eager_cases(n):
-            t = interleaved_times([("fast", fast), ("general", general), ("numpy", ref)], rounds=rounds,
-                                  min_time=0.02)
+        for name, fast, general, ref, ref_ro in _eager_cases(n):
+            t = interleaved_times([("fast", fast), ("general", general), ("numpy", ref), ("ro", ref_ro)],
+                                  rounds=rounds, min_time=0.02)
             ratio = statistics.median(f / r for f, r in zip(t["fast"], t["numpy"]))
             gratio = statistics.median(f / r for f, r in zip(t["general"], t["numpy"]))
+            roratio = statistics.median(f / r for f, r in zip(t["fast"], t["ro"]))
             us = {k: min(v) * 1e6 for k, v in t.items()}
             print(f"  {name:12s} {n:6d} {us['fast']:7.2f}us {us['general']:7.2f}us {us['numpy']:7.2f}us "
-                  f"{ratio:7.2f}x {gratio:9.2f}x {(us['fast'] - us['numpy']) * 1e3:6.0f}")
+                  f"{us['ro']:7.2f}us {ratio:7.2f}x {gratio:9.2f}x {(us['fast'] - us['numpy']) * 1e3:6.0f} "
+                  f"{roratio:7.2f}x")
 
 
 def dispatch_rows(rounds: int) -> None:
