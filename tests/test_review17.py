@@ -53,3 +53,17 @@ def test_direct_staging_with_scalars_on_either_side(dtype, monkeypatch):
     assert fast == general
     if dtype is np.int8:  # x_int8 + 1000 raises as NumPy 2 does (both paths)
         assert any(r[0] == "OverflowError" for r in fast)
+
+
+def test_array_layout_cannot_change_in_place():
+    # funcgrad computes on an Array's plain base: an in-place reshape would be left behind
+    # (``add(x, x)`` of a 2x3 Array was 1-d, on the native entry and the general path)
+    x = fnp.sin(np.arange(6.0))
+    for name, value in (("shape", (2, 3)), ("strides", (8,)), ("dtype", np.int64)):
+        with pytest.raises(AttributeError, match=f"Array.{name}"):
+            setattr(x, name, value)
+    assert fnp.add(x, x).shape == (6,)
+    assert x.view(np.int32).shape == (12,) and x.reshape(2, 3).shape == (2, 3)
+    v = x[1:]  # (a view of an Array is computed on as it is: its layout may change)
+    v.shape = (1, 5)
+    np.testing.assert_array_equal(fnp.add(v, v), 2 * np.sin(np.arange(1.0, 6.0))[None])
