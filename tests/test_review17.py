@@ -67,3 +67,26 @@ def test_array_layout_cannot_change_in_place():
     v = x[1:]  # (a view of an Array is computed on as it is: its layout may change)
     v.shape = (1, 5)
     np.testing.assert_array_equal(fnp.add(v, v), 2 * np.sin(np.arange(1.0, 6.0))[None])
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_eager_fast_errors_are_the_general_paths(native):
+    # a real-only ufunc on complex input gave NumPy's bare "ufunc 'arctan2' not supported"
+    # TypeError; a wrong call named ``binary.<locals>.fast``
+    from funcgrad.numpy_api import eager_native
+
+    if native and not eager_native.enable():
+        pytest.skip("no native eager entry in this process")
+    eager_native.enable(native)
+    try:
+        z, r = np.ones(3, np.complex128), np.ones(3)
+        for _ in range(3):
+            for call in (lambda: fnp.arctan2(r, z), lambda: fnp.copysign(z, z), lambda: fnp.cbrt(z)):
+                with pytest.raises(TypeError, match=r"^(arctan2|copysign|cbrt): not supported for complex input"):
+                    call()
+            with pytest.raises(TypeError, match=r"^add\(\) takes 2 positional"):
+                fnp.add(r, r, r)
+            with pytest.raises(TypeError, match=r"^sin\(\) takes 1 positional"):
+                fnp.sin(r, r)
+    finally:
+        eager_native.enable(True)
