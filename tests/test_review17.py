@@ -90,3 +90,15 @@ def test_eager_fast_errors_are_the_general_paths(native):
                 fnp.sin(r, r)
     finally:
         eager_native.enable(True)
+
+
+def test_python_float_out_of_range_of_float32_is_silent(recwarn):
+    # the memoised scalar constant warned "overflow encountered in cast" on its first use
+    # only (eagerly and under jit, on both staging paths): funcgrad's operations are silent
+    import warnings
+
+    x = np.ones(2, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(fnp.add(x, -3.5e299), [-np.inf, -np.inf])
+        np.testing.assert_array_equal(fg.jit(lambda v: v * 2.5e301)(x), [np.inf, np.inf])
