@@ -64,6 +64,17 @@ class Array(np.ndarray):
             return fresh_value(result) if type(result) is _ndarray else result
         return getattr(ufunc, method)(*[unwrap(x) if type(x) is Array else x for x in inputs], **kwargs)
 
+    def __setattr__(self, name, value):
+        # A value is immutable, as a JAX array: its layout too. funcgrad computes on the
+        # plain base of an Array that has one (``unwrap``), which an in-place ``shape``/
+        # ``strides``/``dtype`` change would leave behind (``x.shape = (2, 3)`` then
+        # ``add(x, x)`` was 1-d). (A view of an Array, whose base is that Array, may:
+        # ``x.view(dtype)`` sets its new view's dtype.)
+        if name in ("shape", "strides", "dtype") and type(self.base) is _ndarray:
+            raise AttributeError(f"Array.{name} cannot be set: funcgrad values are immutable; "
+                                 f"use reshape/astype/view, which return a new value")
+        super().__setattr__(name, value)
+
     def __array_wrap__(self, arr, context=None, return_scalar=False):
         # NumPy's own operations on an Array give the user a plain array.
         if return_scalar:

@@ -13,6 +13,7 @@ from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
 from funcgrad.core.array import Array
 from funcgrad.core.avals import ShapedArray, get_aval, is_python_scalar
+from funcgrad.core.fp_errors import restore, silence
 from funcgrad.core.trace import Tracer, dynamic_payload, is_eager
 
 AxisError = np.exceptions.AxisError
@@ -163,7 +164,11 @@ def _scalar_constant(x, dtype):
         key = (float, "zero", math.copysign(1.0, x), dtype)  # (never equal to (float, 1.0, dtype))
     arr = _scalar_constants.get(key) if x == x else None  # (NaN never equals a key)
     if arr is None:
-        arr = np.asarray(x, dtype)  # raises OverflowError like NumPy for out-of-range ints
+        token = silence()  # (1e300 as float32 is inf: silent, as funcgrad's operations are)
+        try:
+            arr = np.asarray(x, dtype)  # raises OverflowError like NumPy for out-of-range ints
+        finally:
+            restore(token)
         arr.setflags(False)
         if x == x:
             if len(_scalar_constants) > 4096:

@@ -141,6 +141,8 @@ def unary(slow, inexact, choose):
                     token = silence()
                     try:
                         out = fn(a)
+                    except TypeError:  # no loop for the dtype (cbrt of complex): funcgrad's error
+                        return slow(x)
                     finally:
                         restore(token)
                     if type(out) is _nd:
@@ -200,8 +202,8 @@ def binary(slow, inexact, choose):
                     token = silence()
                     try:
                         out = fn(a, b)
-                    except ValueError:  # shapes that do not broadcast: funcgrad's error
-                        return slow(x1, x2)
+                    except (TypeError, ValueError):  # shapes that do not broadcast, no loop for
+                        return slow(x1, x2)  # the dtype (arctan2 of complex): funcgrad's error
                     finally:
                         restore(token)
                     if type(out) is _nd:
@@ -426,6 +428,8 @@ def install(package, modules) -> None:
             fast = fast_form(name, slow)
             if fast is None:
                 continue
+            # (a wrong call's TypeError names the function, as the general one's does)
+            fast.__name__, fast.__qualname__ = slow.__name__, slow.__qualname__
             cfg = getattr(fast, "cfg", None)
             if cfg is not None and eager_native.POSSIBLE:
                 cfg[0] = fast

@@ -108,6 +108,9 @@ def _vjp_leaves(fun, p_leaves, p_tree, in_avals):
     return outs, trees, out_avals, backward
 
 
+_FLOAT0 = np.dtype([("float0", np.void, 0)])  # jax.dtypes.float0
+
+
 def vjp(fun, *primals, has_aux=False):
     """Reverse mode: ``(fun(*primals), vjp_fun)``; ``vjp_fun(ct)`` returns a tuple with
     one cotangent per primal argument. With ``has_aux``, ``fun`` returns ``(out, aux)``
@@ -127,6 +130,11 @@ def vjp(fun, *primals, has_aux=False):
         if ct_tree != out_tree:
             raise TypeError(f"vjp: cotangent structure {ct_tree} does not match the output structure {out_tree}")
         for i, (c, a) in enumerate(zip(ct_leaves, out_avals)):
+            if a.dtype.kind not in "fc" and getattr(c, "dtype", None) == _FLOAT0:
+                # (JAX's cotangent type for an integer/bool output; funcgrad has no float0 dtype)
+                if np.shape(c) != a.shape:
+                    raise ValueError(f"vjp: cotangent {i} has shape {np.shape(c)}, but the output has shape {a.shape}")
+                continue
             try:
                 ca = get_aval_any(c)
             except TypeError as e:  # (an unsupported dtype, say float16: name vjp)
