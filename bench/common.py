@@ -75,3 +75,16 @@ def table(title, rows, baseline):
     print(f"\n{title}")
     for name, t in rows:
         print(f"  {name:34s} {fmt(t)}   {t / base:6.2f}x {baseline}")
+
+
+def side_by_side(rows, *, width=22, rounds=7, min_time=0.1, warm=False) -> None:
+    """For each ``(name, ours, numpy's)`` print both medians and the median of the per-round
+    ratios, timed interleaved (``interleaved_times``); ``warm``: call ``ours`` once first
+    (its compile)."""
+    for name, ours, theirs in rows:
+        if warm:
+            ours()
+        samples = interleaved_times([("funcgrad", ours), ("numpy", theirs)], rounds=rounds, min_time=min_time)
+        ratio = statistics.median(a / b for a, b in zip(samples["funcgrad"], samples["numpy"]))
+        med = {k: statistics.median(v) for k, v in samples.items()}
+        print(f"  {name:{width}s} funcgrad {fmt(med['funcgrad'])}   numpy {fmt(med['numpy'])}   ratio {ratio:5.2f}x")

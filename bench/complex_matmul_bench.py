@@ -11,13 +11,12 @@ The goal is <= 1.1x.
 from __future__ import annotations  # noqa: I001  (common before NumPy: it sets one BLAS thread)
 
 import os
-import statistics
 
 import common  # noqa: F401
 import numpy as np
 
 import funcgrad as fg
-from common import fmt, interleaved_times
+from common import side_by_side
 
 
 def cases():
@@ -34,11 +33,7 @@ def cases():
 
 def main() -> None:
     print(f"jit complex matmul vs NumPy (one BLAS thread); load average {os.getloadavg()[0]:.2f}")
-    for name, ours, theirs in cases():
-        samples = interleaved_times([("funcgrad", ours), ("numpy", theirs)], rounds=7, min_time=0.2)
-        ratio = statistics.median(a / b for a, b in zip(samples["funcgrad"], samples["numpy"]))
-        med = {k: statistics.median(v) for k, v in samples.items()}
-        print(f"  {name:26s} funcgrad {fmt(med['funcgrad'])}   numpy {fmt(med['numpy'])}   ratio {ratio:5.2f}x")
+    side_by_side(cases(), width=26, min_time=0.2)
 
 
 if __name__ == "__main__":

@@ -15,12 +15,11 @@ lengths; float64 input to ``fft`` is converted to complex128 inside, as NumPy do
 from __future__ import annotations  # noqa: I001  (common before NumPy: it sets one BLAS thread)
 
 import os
-import statistics
 
 import common  # noqa: F401
 import numpy as np
 
-from common import fmt, interleaved_times
+from common import side_by_side
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad.lowering import fft
@@ -56,19 +55,10 @@ def jit_cases():
 
 def main() -> None:
     print("native FFT vs numpy.fft (pocketfft), complex128 / float64")
-    _table(cases())
+    side_by_side(cases(), warm=True)
     print("jit(fnp.fft.*) vs numpy.fft")
-    _table(jit_cases())
+    side_by_side(jit_cases(), warm=True)
     print(f"load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
-
-
-def _table(rows) -> None:
-    for name, ours, theirs in rows:
-        ours()  # compile
-        samples = interleaved_times([("funcgrad", ours), ("numpy", theirs)], rounds=7, min_time=0.1)
-        ratio = statistics.median(a / b for a, b in zip(samples["funcgrad"], samples["numpy"]))
-        med = {k: statistics.median(v) for k, v in samples.items()}
-        print(f"  {name:22s} funcgrad {fmt(med['funcgrad'])}   numpy {fmt(med['numpy'])}   ratio {ratio:5.2f}x")
 
 
 if __name__ == "__main__":

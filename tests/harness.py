@@ -191,3 +191,16 @@ done:
   ret void
 }}
 """
+
+
+def mlp_loss(params, x, y):
+    """A two-layer tanh MLP's mean softmax cross-entropy (``params`` = (w1, b1, w2, b2), ``y``
+    one-hot): the training-step program of the MLP tests."""
+    import funcgrad.numpy as fnp
+
+    w1, b1, w2, b2 = params
+    h = fnp.tanh(x @ w1 + b1)
+    logits = h @ w2 + b2
+    m = fnp.max(logits, axis=1, keepdims=True)
+    logp = logits - m - fnp.log(fnp.sum(fnp.exp(logits - m), axis=1, keepdims=True))
+    return -fnp.sum(logp * y) / x.shape[0]

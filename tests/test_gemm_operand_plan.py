@@ -12,6 +12,8 @@ from funcgrad.lowering import compiler
 from funcgrad.lowering import dot as ldot
 from tests.harness import assert_same
 
+from harness import mlp_loss
+
 RNG = np.random.default_rng(17)
 BLAS = ldot.find_blas() is not None and ldot.USE_BLAS
 
@@ -28,15 +30,6 @@ def _materialized_prims(jaxpr, p):
                   if e.primitive in compiler.VIEW_PRIMS and id(e.outputs[0]) in p.materialized)
 
 
-def _mlp_loss(params, x, y):
-    w1, c1, w2, c2 = params
-    h = fnp.tanh(x @ w1 + c1)
-    logits = h @ w2 + c2
-    m = fnp.max(logits, axis=1, keepdims=True)
-    logp = logits - m - fnp.log(fnp.sum(fnp.exp(logits - m), axis=1, keepdims=True))
-    return -fnp.sum(logp * y) / x.shape[0]
-
-
 def _mlp_args(dtype, batch=16, n_in=40, hidden=24, n_out=5):
     params = tuple(RNG.normal(size=s).astype(dtype) * 0.3 for s in ((n_in, hidden), (hidden,), (hidden, n_out), (n_out,)))
     x = RNG.normal(size=(batch, n_in)).astype(dtype)
@@ -47,7 +40,7 @@ def _mlp_args(dtype, batch=16, n_in=40, hidden=24, n_out=5):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_mlp_value_and_grad_jit_matches_eager(dtype):
     params, x, y = _mlp_args(dtype)
-    vg = fg.value_and_grad(_mlp_loss)
+    vg = fg.value_and_grad(mlp_loss)
     want = vg(params, x, y)
     got = fg.jit(vg)(params, x, y)
     rtol = 1e-12 if dtype == np.float64 else 2e-5
@@ -60,7 +53,7 @@ def test_mlp_backward_operands_computed_once():
     # The output-layer gradient (read by the bias sum and two products) and the hidden
     # gradient (read by the bias sum and the weight product) each get one buffer.
     params, x, y = _mlp_args(np.float64)
-    jaxpr, p = _plan(fg.value_and_grad(_mlp_loss), params, x, y)
+    jaxpr, p = _plan(fg.value_and_grad(mlp_loss), params, x, y)
     assert _materialized_prims(jaxpr, p).count("add") >= 1
     assert "mul" in _materialized_prims(jaxpr, p)
     text = compiler.fusion_text(jaxpr, p)
