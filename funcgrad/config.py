@@ -6,8 +6,8 @@ read when they are consulted, not at import, so a test (or a user) can set one t
 ``funcgrad.lowering.dot`` reads once into ``USE_BLAS`` (tests flip that attribute).
 
 Adding a switch: one entry in ``SWITCHES`` (name -> what it does, shown by
-``describe()``), read it with ``flag(NAME)`` where it matters, and a line in the README
-"Debugging" section.
+``describe()``), read it with ``flag(NAME)`` where it matters, and a row in the table of
+docs/guide/debugging.md.
 
 This module imports nothing from funcgrad, so every layer (``core`` included) may use it.
 """

@@ -1,6 +1,6 @@
 """Eager and compiled code give the same answer where NumPy would raise or give
 platform-dependent values: failing factorisations are NaN (JAX's convention) and
-float -> int casts map NaN to 0 and clamp infinities (README, Semantics)."""
+float -> int casts map NaN to 0 and clamp infinities (docs/guide/semantics.md)."""
 import numpy as np
 import pytest
 

@@ -9,7 +9,7 @@ the trace level, which legitimately differ). Where the general path is itself su
 the reference is a closed form.
 
 The bugs these cases found are fixed. The cases still marked ``xfail(strict=True)`` pin a
-documented limitation (README, Semantics): a NumPy array mutated in place after a
+documented limitation (docs/guide/semantics.md): a NumPy array mutated in place after a
 traced operation has used it may change the gradient, because residuals are held by
 reference (as in autograd), not copied.
 """
@@ -772,7 +772,7 @@ def test_buffer_reuse_where_both_paths_are_right(op):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "documented limitation (README, Semantics: arrays are immutable): the eager tape holds "
+    "documented limitation (docs/guide/semantics.md: arrays are immutable): the eager tape holds "
     "its operands by reference and evaluates partials in the backward pass (max/min, pow, "
     "atan2, sin/cos/log/integer_pow), so refilling a scratch buffer after use changes the "
     "gradient; the general path happens to compute these partials in the forward pass"))
@@ -787,7 +787,7 @@ def test_buffer_reuse_eager_matches_general_path(op):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "documented limitation on both paths (README, Semantics: arrays are immutable): the "
+    "documented limitation on both paths (docs/guide/semantics.md: arrays are immutable): the "
     "residual of mul/div/dot_general is the constant operand itself, held by reference "
     "until the backward pass, so refilling a scratch buffer after use changes the gradient"))
 @pytest.mark.parametrize("op", [lambda w, b: w * b, lambda w, b: w / b, lambda w, b: w @ b], ids=["mul", "div", "matmul"])

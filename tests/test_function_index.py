@@ -1,4 +1,4 @@
-"""The README's function index (tools/function_index.py) lists every funcgrad.numpy and
+"""The function index in docs/reference/numpy-index.md (tools/function_index.py) lists every funcgrad.numpy and
 funcgrad.numpy.linalg name: regenerate it when you add one."""
 import importlib.util
 import pathlib

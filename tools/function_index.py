@@ -1,9 +1,9 @@
-"""The README's function index: every name of ``funcgrad.numpy`` (``funcgrad.numpy_api.__all__``)
-, ``funcgrad.numpy.linalg`` and ``funcgrad.numpy.fft``, grouped by the ``funcgrad/numpy_api/`` module that defines
+"""The function index: every name of ``funcgrad.numpy`` (``funcgrad.numpy_api.__all__``),
+``funcgrad.numpy.linalg`` and ``funcgrad.numpy.fft``, grouped by the ``funcgrad/numpy_api/`` module that defines
 it, one line of backticked names per module. It lives between two marker comments in
-README.md, ``<!-- function-index:start -->`` and ``<!-- function-index:end -->``.
+docs/reference/numpy-index.md, ``<!-- function-index:start -->`` and ``<!-- function-index:end -->``.
 
-    python tools/function_index.py          # rewrite the section in README.md
+    python tools/function_index.py          # rewrite the section in docs/reference/numpy-index.md
     python tools/function_index.py --check  # exit 1 if the section is stale (tests run this)
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+README = ROOT / "docs" / "reference" / "numpy-index.md"
 START, END = "<!-- function-index:start -->", "<!-- function-index:end -->"
 
 
@@ -59,7 +59,7 @@ def render() -> str:
 
 def updated(text: str, section: str) -> str:
     if START not in text or END not in text:
-        raise SystemExit(f"function_index: README.md lacks the markers {START} / {END}")
+        raise SystemExit(f"function_index: numpy-index.md lacks the markers {START} / {END}")
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
     return head + section + tail
@@ -67,13 +67,13 @@ def updated(text: str, section: str) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if README.md's index is stale")
+    parser.add_argument("--check", action="store_true", help="fail if the index is stale")
     args = parser.parse_args(argv)
     text = README.read_text()
     new = updated(text, render())
     if args.check:
         if new != text:
-            print("function_index: the README's function index is stale; run python tools/function_index.py")
+            print("function_index: docs/reference/numpy-index.md is stale; run python tools/function_index.py")
             return 1
         return 0
     README.write_text(new)

@@ -4,7 +4,7 @@
 On complex dtypes they apply the ``real``/``imag``/``conj``/``complex`` primitives
 (``core/prims/complex.py``); on real dtypes ``real`` and ``conj`` are the identity,
 ``imag`` is zeros and ``angle`` is ``arctan2(0, x)`` (0 or pi), as in NumPy. Derivatives
-follow JAX's convention (README, "Complex numbers").
+follow JAX's convention (docs/guide/complex.md).
 """
 from __future__ import annotations
 

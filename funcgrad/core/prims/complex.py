@@ -3,7 +3,7 @@
 transpose is the *linear* one JAX uses, for the pairing <a, b> = Re(sum(a * b)) -- no
 conjugation anywhere (``vjp`` of ``z -> c * z`` is ``ct -> c * ct``). With it, ``grad``
 of a real-valued f(x + iy) is df/dx - i df/dy (= 2 df/dz, the conjugate of the ascent
-direction): for f(z) = |z|**2, grad f(3+4j) == 6-8j, as JAX (README, "Complex numbers").
+direction): for f(z) = |z|**2, grad f(3+4j) == 6-8j, as JAX (docs/guide/complex.md).
 
 The other elementwise primitives (``elementwise.py``) accept complex operands where
 NumPy's ufunc does; their JVP rules are holomorphic formulas, which hold as written.

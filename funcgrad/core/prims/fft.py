@@ -19,7 +19,7 @@ irfft    complex, (..., *L[:-1], L//2+1) float32/64, (..., *L): the imaginary pa
 adds NumPy's n/s, axes and norm. The impl is ``numpy.fft`` (eager values are NumPy's).
 
 Linear, so the JVP applies the op to the tangent; the transposes are the linear ones for
-the pairing <a, b> = Re(sum(a * b)) (README, "Complex numbers"), no conjugation: the DFT
+the pairing <a, b> = Re(sum(a * b)) (docs/guide/complex.md), no conjugation: the DFT
 matrix is symmetric, so FFT and IFFT are their own transposes. RFFT (= slice of FFT of a
 real input) transposes to ``N * irfft(conj(ct) / c)`` and IRFFT to ``conj(c / N *
 rfft(ct))``, c = 1 at the zero (and, for even length, the Nyquist) bin of the last axis
