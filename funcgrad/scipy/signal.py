@@ -49,7 +49,7 @@ def fftconvolve(in1, in2, mode="full", axes=None):
     """The linear convolution of two n-d arrays via FFTs (``scipy.signal.fftconvolve``).
 
     ``mode``: "full" (size s1 + s2 - 1 along ``axes``), "same" (in1's size, centred),
-    "valid" (where the inputs overlap completely: |s1 - s2| + 1; needs one input at least
+    "valid" (where the inputs overlap completely: ``abs(s1 - s2) + 1``; needs one input at least
     as large as the other along every axis). ``axes``: default all; other axes broadcast.
 
     >>> fsig.fftconvolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))
