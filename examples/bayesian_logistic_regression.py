@@ -7,11 +7,12 @@ The log posterior is ``funcgrad.numpy`` code; its gradient drives leapfrog steps
 transition is one ``jit``-compiled program. Four chains run side by side under ``vmap``.
 """
 import numpy as np
-from _plot import QUICK, figure, save
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax, random
+
+from _plot import QUICK, figure, save
 
 
 def log_posterior(w, x, y):

@@ -11,10 +11,11 @@ Python source) and sums the pieces in a tree. The result is checked against
 only the ``Client(...)`` line to ``Client("tcp://scheduler-host:8786")``.
 """
 import numpy as np
-from _plot import QUICK
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+
+from _plot import QUICK
 
 
 def loss(w, x, y):

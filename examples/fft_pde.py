@@ -10,11 +10,12 @@ energy with respect to ``nu`` goes back through every FFT and step, and is check
 against a central difference. The space-time field is saved as a picture.
 """
 import numpy as np
-from _plot import QUICK, figure, save
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax
+
+from _plot import QUICK, figure, save
 
 N = 128
 L = 2 * np.pi

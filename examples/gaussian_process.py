@@ -9,12 +9,13 @@ The negative log marginal likelihood of an RBF-kernel GP is written once in
 ``jit``-compiled gradients. The prediction and its 2-sigma band are saved as a picture.
 """
 import numpy as np
-from _plot import QUICK, figure, save
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad.scipy.linalg import cho_solve, solve_triangular
 from funcgrad.scipy.optimize import minimize
+
+from _plot import QUICK, figure, save
 
 
 def rbf(xa, xb, log_length, log_amp):

@@ -6,11 +6,12 @@ The data are points in the plane labelled by which of two interleaved spirals th
 on; the network is plain ``funcgrad.numpy`` code and its parameters a pytree (a dict).
 """
 import numpy as np
-from _plot import QUICK, figure, save
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import random
+
+from _plot import QUICK, figure, save
 
 
 def spirals(n, rng):

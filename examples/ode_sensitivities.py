@@ -8,11 +8,12 @@ prey population with respect to the four rate parameters runs the adjoint ODE ba
 and is checked against central finite differences.
 """
 import numpy as np
-from _plot import QUICK, figure, save
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad.experimental.ode import odeint
+
+from _plot import QUICK, figure, save
 
 
 def lotka_volterra(state, t, params):

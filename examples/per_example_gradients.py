@@ -8,11 +8,12 @@ checked against a loop. Each row is clipped to norm 1 before averaging, then Gau
 noise is added: DP-SGD's update.
 """
 import numpy as np
-from _plot import QUICK, figure, save
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import random
+
+from _plot import QUICK, figure, save
 
 
 def example_loss(w, x, y):

@@ -9,11 +9,12 @@ compared with the implicit-function-theorem answer dE/de = sin E / (1 - e cos E)
 same gradient is ``jit``-compiled and ``vmap``-ed over many orbits.
 """
 import numpy as np
-from _plot import QUICK, figure, save
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax
+
+from _plot import QUICK, figure, save
 
 
 def eccentric_anomaly(e, mean_anomaly):
