@@ -31,7 +31,6 @@ from funcgrad.core.staging import trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any
 from funcgrad.errors import ExportError
 from funcgrad.export import codec, trees, wire
-from funcgrad.lowering.inline import inline_calls
 from funcgrad.transforms.custom import custom_vjp
 from funcgrad.transforms.jit import JittedFunction
 
@@ -276,6 +275,8 @@ def _export_flat(fun, in_avals, name, in_tree) -> Exported:
         raise ExportError(f"export({name}): the function closes over a value traced by an enclosing transform; "
                           "export it outside transformations")
     source = ClosedJaxpr(jaxpr, consts)
+    from funcgrad.lowering.inline import inline_calls  # lazy: import funcgrad stays free of llvmlite
+
     program = inline_calls(source)
     problem = codec.exportable_problem(program)
     if problem:

@@ -22,7 +22,6 @@ from funcgrad.core.trace import get_aval_any
 from funcgrad.errors import ExportError
 from funcgrad.export import codec, wire
 from funcgrad.export.exported import Exported, deserialize
-from funcgrad.lowering.inline import inline_calls
 
 PICKLE_VJP_ORDER = 1  # VJP levels a pickled jitted function carries (grad on the worker)
 
@@ -93,6 +92,8 @@ def reduce_jitted(jf):
         dyn_tree, _, static_key, nargs = key
         args_node, kw_node = dyn_tree.children
         in_tree = PyTreeDef(tuple, None, (PyTreeDef(tuple, None, args_node.children), kw_node))
+        from funcgrad.lowering.inline import inline_calls  # lazy: import funcgrad stays free of llvmlite
+
         exp = Exported(jf.__name__, in_tree, out_tree, inline_calls(closed), source=closed)
         statics = (tuple((i, _untyped(t)) for i, t in static_key[0]), tuple((k, _untyped(t)) for k, t in static_key[1]))
         entries.append((nargs, _static_blob(statics), exp.serialize(vjp_order=PICKLE_VJP_ORDER)))
