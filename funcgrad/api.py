@@ -149,16 +149,19 @@ def devices(backend=None) -> list:
 
 
 def local_devices(process_index=None, backend=None) -> list:
+    """The devices of this process: one ``CpuDevice`` (funcgrad computes on the CPU)."""
     _check_backend("local_devices", backend)
     return [_CPU]
 
 
 def device_count(backend=None) -> int:
+    """The number of devices: 1 (the CPU)."""
     _check_backend("device_count", backend)
     return 1
 
 
 def local_device_count(backend=None) -> int:
+    """The number of devices of this process: 1 (the CPU)."""
     _check_backend("local_device_count", backend)
     return 1
 

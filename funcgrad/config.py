@@ -62,6 +62,8 @@ def setting(name: str) -> str:
 
 
 def default_cache_dir() -> str:
+    """Where the disk cache lives unless ``FUNCGRAD_CACHE_DIR`` says otherwise:
+    ``$XDG_CACHE_HOME/funcgrad``, else ``~/.cache/funcgrad``."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "funcgrad")
 

@@ -69,6 +69,7 @@ def _close(name, got, want, atol, rtol, primal_out=None):
 
 
 def numerical_jvp(f, args, tangents, eps):
+    """The central difference ``(f(args + eps*t) - f(args - eps*t)) / (2*eps)``."""
     plus = f(*[_axpy(eps, t, x) for x, t in zip(args, tangents)])
     minus = f(*[_axpy(-eps, t, x) for x, t in zip(args, tangents)])
     return pytree.tree_map(
@@ -77,6 +78,8 @@ def numerical_jvp(f, args, tangents, eps):
 
 
 def check_jvp(f, args, *, eps=1e-5, atol=1e-5, rtol=1e-5, rng=None):
+    """Check ``jvp(f)`` against central differences in a random tangent direction;
+    raises ``AssertionError`` naming the mismatch."""
     from funcgrad.transforms.ad_api import jvp
 
     rng = rng or np.random.default_rng(0)
@@ -90,6 +93,8 @@ def check_jvp(f, args, *, eps=1e-5, atol=1e-5, rtol=1e-5, rng=None):
 
 
 def check_vjp(f, args, *, atol=1e-5, rtol=1e-5, rng=None):
+    """Check ``vjp(f)`` against ``jvp(f)`` (``<vjp(ct), t> == <ct, jvp(t)>``) for random
+    tangents and cotangents; raises ``AssertionError`` naming the mismatch."""
     from funcgrad.transforms.ad_api import jvp, vjp
 
     rng = rng or np.random.default_rng(1)

@@ -45,3 +45,18 @@ def test_every_public_name_has_an_entry(path):
     assert names, path
     for name in names:
         assert f":: {path}.{name}\n" in text, f"{path}.{name} has no entry in the API reference"
+
+
+@pytest.mark.parametrize("path", _apigen().MODULES if (ROOT / "docs").exists() else [])
+def test_every_public_function_has_a_docstring(path):
+    import inspect
+
+    apigen = _apigen()
+    obj = apigen.resolve(path)
+    undocumented = []
+    for name in apigen.public_names(obj):
+        value = getattr(obj, name)
+        members = ([(f"{name}.{s}", getattr(value, s)) for s in apigen.public_names(value)]
+                   if isinstance(value, types.ModuleType) else [(name, value)])
+        undocumented += [n for n, v in members if apigen._own(v) and not inspect.getdoc(v)]
+    assert not undocumented, f"{path}: no docstring for {undocumented}"

@@ -45,6 +45,8 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args) -> list:
 
 
 def eval_closed_jaxpr(closed: ClosedJaxpr, *args) -> list:
+    """Run the program ``closed`` (from ``make_jaxpr``) on ``args`` with the evaluator;
+    returns the list of its outputs."""
     return eval_jaxpr(closed.jaxpr, closed.consts, *args)
 
 

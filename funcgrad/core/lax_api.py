@@ -72,6 +72,7 @@ eq, ne, lt, le, gt, ge = map(_binary, (_ew.eq_p, _ew.ne_p, _ew.lt_p, _ew.le_p, _
 
 
 def integer_pow(x, y: int):
+    """``x ** y`` for a Python int ``y`` (repeated multiplication; ``jax.lax.integer_pow``)."""
     return _ew.integer_pow_p.bind(x, y=int(y))
 
 
@@ -95,6 +96,8 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
+    """``x`` broadcast to ``shape``: dimension ``i`` of ``x`` becomes dimension
+    ``broadcast_dimensions[i]`` of the result (size 1 or equal), as ``jax.lax.broadcast_in_dim``."""
     shape, bd = tuple(map(int, shape)), tuple(map(int, broadcast_dimensions))
     aval = get_aval_any(x)
     if aval.shape == shape and bd == tuple(range(len(shape))):
@@ -119,6 +122,7 @@ def broadcast_to_rank(x, shape):
 
 
 def reshape(x, new_sizes):
+    """``x`` with shape ``new_sizes`` (same number of elements, C order), as ``jax.lax.reshape``."""
     new_sizes = tuple(map(int, new_sizes))
     if get_aval_any(x).shape == new_sizes:
         return copied_value(x)
@@ -126,6 +130,7 @@ def reshape(x, new_sizes):
 
 
 def transpose(x, permutation):
+    """``x`` with its axes permuted: result axis ``i`` is ``x``'s axis ``permutation[i]``."""
     permutation = tuple(map(int, permutation))
     if permutation == tuple(range(len(permutation))):
         return copied_value(x)
@@ -133,11 +138,14 @@ def transpose(x, permutation):
 
 
 def rev(x, dimensions):
+    """``x`` reversed along each axis in ``dimensions`` (``jax.lax.rev``)."""
     dimensions = tuple(map(int, dimensions))
     return _st.rev_p.bind(x, dimensions=dimensions) if dimensions else copied_value(x)
 
 
 def concatenate(operands, dimension: int):
+    """The arrays ``operands`` (same dtype, equal shapes but along ``dimension``) joined
+    along ``dimension`` (``jax.lax.concatenate``)."""
     operands = list(operands)
     if len(operands) == 1:
         return copied_value(operands[0])
@@ -145,11 +153,14 @@ def concatenate(operands, dimension: int):
 
 
 def pad(x, padding_value, padding_config):
+    """``x`` padded with the scalar ``padding_value``: ``padding_config`` holds one
+    ``(low, high, interior)`` triple per axis; negative ``low``/``high`` crop (``jax.lax.pad``)."""
     cfg = tuple((int(lo), int(hi), int(it)) for lo, hi, it in padding_config)
     return _st.pad_p.bind(x, padding_value, padding_config=cfg)
 
 
 def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's name
+    """The static window ``x[start:limit:stride]`` along every axis (``jax.lax.slice``)."""
     start, limit = tuple(map(int, start_indices)), tuple(map(int, limit_indices))
     strides = tuple(map(int, strides)) if strides is not None and any(s != 1 for s in strides) else None
     if start == (0,) * len(start) and limit == get_aval_any(x).shape and strides is None:
@@ -164,23 +175,38 @@ def optimization_barrier_1(x):
 
 
 def iota(dtype, shape, dimension: int = 0):
+    """An array of ``shape`` and ``dtype`` counting 0, 1, 2, ... along ``dimension``
+    (``jax.lax.iota`` / ``broadcasted_iota``)."""
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(map(int, shape))
     return _st.iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=shape, dimension=int(dimension))
 
 
 def dynamic_slice(x, start_indices, slice_sizes):
+    """The window of ``x`` of size ``slice_sizes`` starting at ``start_indices`` (traced
+    scalars allowed): a negative start is wrapped once, then clamped so the window fits, as
+    ``jax.lax.dynamic_slice``; never reads out of bounds."""
     return _ix.dynamic_slice_p.bind(x, *start_indices, slice_sizes=tuple(int(s) for s in slice_sizes))
 
 
 def dynamic_update_slice(x, update, start_indices):
+    """``x`` with the window at ``start_indices`` replaced by ``update``; starts wrap once,
+    then clamp so the window fits (``jax.lax.dynamic_update_slice``)."""
     return _ix.dynamic_update_slice_p.bind(x, update, *start_indices)
 
 
 def gather(operand, indices, mode: str = "clip", fill_value=None):
+    """Rows of ``operand`` picked by integer ``indices`` of shape ``batch + (k,)``: row ``r``
+    selects ``operand[r[0], ..., r[k-1], ...]``, so the result has shape
+    ``batch + operand.shape[k:]``. ``mode="clip"`` clamps out-of-range indices,
+    ``"fill"`` returns ``fill_value`` there (default NaN for floats, the most negative
+    value for signed ints); JAX's mode names are accepted."""
     return _ix.gather_p.bind(operand, indices, mode=_ix.gather_mode(mode), fill_value=fill_value)
 
 
 def scatter(operand, indices, updates, kind: str = "set", mode: str = "drop"):
+    """``operand`` with ``updates`` written at the rows ``indices`` selects (shapes as
+    ``gather``'s): ``kind`` is ``"set"``, ``"add"``, ``"mul"``, ``"min"`` or ``"max"``;
+    ``mode="drop"`` ignores out-of-range rows, ``"clip"`` clamps them."""
     return _ix.scatter_p.bind(operand, indices, updates, kind=kind, mode=_ix.scatter_mode(mode))
 
 
@@ -189,26 +215,34 @@ def _axes(axes):
 
 
 def reduce_sum(x, axes):
+    """The sum of ``x`` over ``axes`` (removed from the shape), as ``jax.lax.reduce_sum``."""
     return _red.reduce_sum_p.bind(x, axes=_axes(axes))
 
 
 def reduce_prod(x, axes):
+    """The product of ``x`` over ``axes`` (removed from the shape)."""
     return _red.reduce_prod_p.bind(x, axes=_axes(axes))
 
 
 def reduce_max(x, axes):
+    """The maximum of ``x`` over ``axes`` (removed from the shape); NaN propagates."""
     return _red.reduce_max_p.bind(x, axes=_axes(axes))
 
 
 def reduce_min(x, axes):
+    """The minimum of ``x`` over ``axes`` (removed from the shape); NaN propagates."""
     return _red.reduce_min_p.bind(x, axes=_axes(axes))
 
 
 def argmax(x, axis: int, index_dtype=dtypes.int64):
+    """The index of the largest element along ``axis`` (the first on ties; NaN counts as
+    largest), in ``index_dtype`` (``jax.lax.argmax``)."""
     return _red.argmax_p.bind(x, axis=int(axis), index_dtype=dtypes.canonicalize(index_dtype))
 
 
 def argmin(x, axis: int, index_dtype=dtypes.int64):
+    """The index of the smallest element along ``axis`` (the first on ties; NaN counts as
+    smallest), in ``index_dtype`` (``jax.lax.argmin``)."""
     return _red.argmin_p.bind(x, axis=int(axis), index_dtype=dtypes.canonicalize(index_dtype))
 
 
@@ -221,6 +255,9 @@ def cumprod(x, axis: int = 0, reverse: bool = False):
 
 
 def dot_general(x, y, dimension_numbers):
+    """The general tensor contraction ``jax.lax.dot_general``: ``dimension_numbers`` is
+    ``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``; the result's axes are the
+    batch axes, then ``x``'s free axes, then ``y``'s."""
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
     return _dot.dot_general_p.bind(x, y, dimension_numbers=dn)

@@ -278,10 +278,13 @@ def tree_unflatten(treedef: PyTreeDef, leaves):
 
 
 def tree_leaves(tree, is_leaf=None) -> list:
+    """The leaves of ``tree`` in flattening order (``None`` is an empty subtree);
+    ``is_leaf(node)`` may stop the descent early."""
     return tree_flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree, is_leaf=None) -> PyTreeDef:
+    """The ``PyTreeDef`` of ``tree``: its structure without the leaves."""
     return tree_flatten(tree, is_leaf)[1]
 
 
@@ -318,10 +321,12 @@ def tree_map(f: Callable, tree, *rest, is_leaf=None):
 
 
 def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    """Whether ``treedef`` describes a single leaf."""
     return treedef.node_type is None
 
 
 def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    """The structures of the children of ``treedef``'s root node."""
     return list(treedef.children)
 
 

@@ -274,22 +274,27 @@ defbatch_elementwise(polygamma_p)
 
 # --- primitive-level wrappers (one primitive each; no promotion) ------------------------------
 def erf(x):
+    """The error function 2/sqrt(pi) * integral of exp(-t**2) from 0 to ``x`` (``jax.lax.erf``)."""
     return erf_p.bind(x)
 
 
 def erfc(x):
+    """The complementary error function ``1 - erf(x)``, accurate where it is small."""
     return erfc_p.bind(x)
 
 
 def erf_inv(x):
+    """The inverse of ``erf`` on (-1, 1); +-inf at +-1, NaN outside."""
     return erf_inv_p.bind(x)
 
 
 def lgamma(x):
+    """The log of the absolute value of the gamma function (``jax.lax.lgamma``)."""
     return lgamma_p.bind(x)
 
 
 def digamma(x):
+    """The digamma function, the derivative of ``lgamma`` (``jax.lax.digamma``)."""
     return digamma_p.bind(x)
 
 

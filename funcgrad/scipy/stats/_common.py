@@ -32,9 +32,29 @@ def method(dist: str):
             with np.errstate(all="ignore"):
                 return out(fn(*values))
 
+        if not wrapper.__doc__:
+            wrapper.__doc__ = _method_doc(dist, fn.__name__, sig)
         return wrapper
 
     return wrap
+
+
+_WHAT = {
+    "logpdf": "the log of the probability density", "pdf": "the probability density",
+    "logpmf": "the log of the probability mass", "pmf": "the probability mass",
+    "cdf": "the cumulative distribution function", "logcdf": "the log of the cumulative distribution function",
+    "sf": "the survival function, 1 - cdf", "logsf": "the log of the survival function",
+    "ppf": "the quantile function (inverse of cdf)", "isf": "the inverse survival function",
+}
+
+
+def _method_doc(dist: str, name: str, sig: inspect.Signature) -> str:
+    """The docstring of a distribution method that has none of its own: what it computes,
+    under SciPy's name and signature."""
+    what = _WHAT.get(name, name)
+    return (f"``scipy.stats.{dist}.{name}{sig}``: {what}, with SciPy's parameters, broadcasting and "
+            "support (outside it the density is 0 and its log -inf); NaN where a parameter is invalid. "
+            "Works under ``grad`` (in its continuous arguments), ``vmap`` and ``jit``.")
 
 
 def invalid_to_nan(value, ok):
