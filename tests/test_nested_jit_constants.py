@@ -21,7 +21,7 @@ import pytest
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad import config
+from funcgrad import config, lax
 
 from harness import CHILD_COUNTING_COMPILES
 
@@ -254,6 +254,79 @@ def test_lower_shows_and_runs_the_inlined_program(kind):
     assert "jit_call" not in text.split("# LLVM IR")[0]  # every nested call was inlined
     close(lowered.compile()(X), f(X) * 2.0)
     close(outer(X), f(X) * 2.0)
+
+
+# --- more contexts around the nested call (the constants of ``several``) ------------------
+
+def _tape_loop(f):
+    # a while_loop whose trip count is known only at run time: reverse mode records a tape
+    return lambda x: lax.while_loop(lambda c: fnp.sum(c[0] ** 2) < 50.0,
+                                    lambda c: (f(c[0]) * 1.5 + c[0], c[1] + 1), (x, 0))[0]
+
+
+def _printing(f):
+    def g(y):
+        fg.debug.print("y={y}", y=y)
+        return f(y)
+    return g
+
+
+# name -> (build the program from (the eager function f, its jitted form inner), the
+# eager program built from f alone)
+CONTEXTS = {
+    "closure_over_an_outer_tracer": (
+        lambda f, inner: fg.jit(lambda x: fg.jit(lambda y: inner(y) * x)(x)),
+        lambda f: lambda x: f(x) * x),
+    "grad_of_a_closure_over_an_outer_tracer": (
+        lambda f, inner: fg.jit(fg.grad(lambda x: fnp.sum(fg.jit(lambda y: inner(y) * x)(x)))),
+        lambda f: fg.grad(lambda x: fnp.sum(f(x) * x))),
+    "static_argument_of_the_inner_function": (
+        lambda f, inner: fg.jit(lambda x: fg.jit(lambda y, n: inner(y) * n, static_argnums=1)(x, 3)),
+        lambda f: lambda x: f(x) * 3),
+    "inline_true": (
+        lambda f, inner: fg.jit(lambda x: fg.jit(lambda y: inner(y) + 1.0, inline=True)(x)),
+        lambda f: lambda x: f(x) + 1.0),
+    "jit_of_vjp": (
+        lambda f, inner: fg.jit(lambda x: fg.vjp(fg.jit(lambda y: inner(y)), x)[1](T)[0]),
+        lambda f: lambda x: fg.vjp(f, x)[1](T)[0]),
+    "jit_of_a_second_derivative": (
+        lambda f, inner: fg.jit(lambda x: fg.grad(fg.grad(lambda s: fnp.sum(fg.jit(lambda y: inner(y * s))(x))))(0.7)),
+        lambda f: lambda x: fg.grad(fg.grad(lambda s: fnp.sum(f(x * s))))(0.7)),
+    "linearize": (
+        lambda f, inner: lambda x: fg.linearize(fg.jit(lambda y: inner(y)), x)[1](T),
+        lambda f: lambda x: fg.jvp(f, (x,), (T,))[1]),
+    "scan_body": (
+        lambda f, inner: fg.jit(lambda x: lax.scan(lambda c, _: (inner(c), None), x, None, length=3)[0]),
+        lambda f: lambda x: f(f(f(x)))),
+    "grad_of_a_scan_body": (
+        lambda f, inner: fg.jit(fg.grad(lambda x: fnp.sum(lax.scan(lambda c, _: (inner(c), None), x, None,
+                                                                     length=3)[0]))),
+        lambda f: fg.grad(lambda x: fnp.sum(f(f(f(x)))))),
+    "cond_branches": (
+        lambda f, inner: fg.jit(lambda x: lax.cond(fnp.sum(x) < 0, inner, lambda y: fg.jit(f)(y) * 2.0, x)),
+        lambda f: lambda x: f(x) if np.sum(x) < 0 else f(x) * 2.0),
+    "fori_loop_body": (
+        lambda f, inner: fg.jit(lambda x: lax.fori_loop(0, 3, lambda i, c: inner(c), x)),
+        lambda f: lambda x: f(f(f(x)))),
+    "grad_through_a_run_time_trip_count": (
+        lambda f, inner: fg.jit(fg.grad(lambda y: fnp.sum(fg.jit(lambda z: fg.jit(_tape_loop(inner))(z))(y)))),
+        lambda f: fg.grad(lambda y: fnp.sum(_tape_loop(f)(y)))),
+    "an_effect_in_the_inner_function": (
+        lambda f, inner: fg.jit(lambda x: fg.jit(_printing(inner))(x)),
+        lambda f: f),
+    "an_effect_under_a_batched_cond": (
+        lambda f, inner: fg.jit(fg.vmap(lambda x: lax.cond(fnp.sum(x) > 0, fg.jit(_printing(inner)),
+                                                            lambda y: y + 1.0, x))),
+        lambda f: lambda xs: np.stack([f(r) if r.sum() > 0 else r + 1.0 for r in xs])),
+}
+
+
+@pytest.mark.parametrize("context", sorted(CONTEXTS))
+def test_nested_call_in_other_contexts(context, capfd):
+    build, reference = CONTEXTS[context]
+    f = body("several")
+    x = XS[:2] if context == "an_effect_under_a_batched_cond" else X
+    close(build(f, fg.jit(f))(x), reference(f)(x))
 
 
 def test_the_same_inner_function_under_two_outer_programs():
