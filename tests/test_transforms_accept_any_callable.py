@@ -241,3 +241,17 @@ def test_compile_log_and_cache_miss_explanations_name_any_callable(monkeypatch, 
     assert "[funcgrad] compiling jit(scaled_sine) [cache size 1]: argument 0 ('x'): f64[3] -> f64[2,3]" in err
     assert "jit(scaled_sine): cache miss, tracing again (retrace 1" in err
     assert "[funcgrad] compiling jit(Scaled) [cache size 0]: first call" in err
+
+
+def signed_scale(a, x):
+    if fnp.sum(x) > 0:  # (Python control flow on a traced value: autograph converts it)
+        return x * a
+    return -x
+
+
+def test_autograph_converts_the_function_of_a_partial():
+    j = fg.jit(functools.partial(signed_scale, 2.0), autograph=True)
+    close(j(X + 1.0), (X + 1.0) * 2.0)
+    close(j(-X - 1.0), X + 1.0)
+    assert j.__name__ == "signed_scale"
+    close(fg.grad(total(j))(-X - 1.0), -np.ones(3))
