@@ -255,3 +255,19 @@ def test_autograph_converts_the_function_of_a_partial():
     close(j(-X - 1.0), X + 1.0)
     assert j.__name__ == "signed_scale"
     close(fg.grad(total(j))(-X - 1.0), -np.ones(3))
+
+
+class SignedScale:
+    def __call__(self, x):
+        if fnp.sum(x) > 0:
+            return x * 2.0
+        return -x
+
+
+def test_autograph_of_a_callable_instance_keeps_its_name():
+    m = SignedScale()
+    j = fg.jit(m, autograph=True)
+    close(j(X + 1.0), (X + 1.0) * 2.0)
+    close(j(-X - 1.0), X + 1.0)
+    assert (j.__name__, j.__wrapped__) == ("SignedScale", m)
+    assert fg.jit(autograph=True)(m).__name__ == "SignedScale"  # (the decorator form)

@@ -582,15 +582,17 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), d
     kw = dict(static_argnums=static_argnums, static_argnames=static_argnames, donate_argnums=donate_argnums,
               donate_argnames=donate_argnames, inline=inline, keep_unused=keep_unused,
               abstracted_axes=abstracted_axes)
-    if autograph:
+
+    def make(f):
+        if not autograph:
+            return JittedFunction(f, **kw)
         from funcgrad.autograph import autograph as convert
 
-        if fun is None:
-            return lambda f: JittedFunction(convert(f), **kw)
-        fun = convert(fun)
-    if fun is None:
-        return lambda f: JittedFunction(f, **kw)
-    return JittedFunction(fun, **kw)
+        jf = JittedFunction(convert(f), **kw)
+        copy_metadata(jf, f)  # (named as written: a converted instance is its bound __call__)
+        return jf
+
+    return make if fun is None else make(fun)
 
 
 __all__ = ["jit", "jit_call_p", "JittedFunction", "Lowered", "Compiled"]
