@@ -10,8 +10,6 @@ write, like ``funcgrad.numpy.asarray``), ``device_get`` returns NumPy arrays, an
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from funcgrad.core import pytree
@@ -20,6 +18,7 @@ from funcgrad.core.dtypes import canonicalize
 from funcgrad.core.prims.calls import jit_call_p
 from funcgrad.core.staging import abstractify, hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, is_eager, is_staging
+from funcgrad.core.wrapping import fun_name, wraps
 from funcgrad.errors import ConcretizationError
 
 __all__ = [
@@ -175,11 +174,11 @@ def named_call(fun, *, name=None):
     """``fun`` whose staged programs show it as one ``jit_call`` named ``name`` (the
     function's name by default), like ``jax.named_call``; eagerly it just runs ``fun``.
     Transforms see through the call (it is inlined when compiled)."""
-    call_name = name if name is not None else getattr(fun, "__name__", "fun")
+    call_name = name if name is not None else fun_name(fun)
     if not isinstance(call_name, str):
         raise TypeError(f"named_call: argument name must be a str, got {type(call_name).__name__}")
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def named(*args, **kwargs):
         leaves, in_tree = pytree.tree_flatten((args, kwargs))
         if is_eager() and not any(isinstance(x, Tracer) for x in leaves):

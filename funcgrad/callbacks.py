@@ -21,6 +21,7 @@ from funcgrad.core.avals import ShapedArray
 from funcgrad.core.dtypes import canonicalize
 from funcgrad.core.prims.effects import VMAP_METHODS, UserCallback, callback_p
 from funcgrad.core.trace import Tracer
+from funcgrad.core.wrapping import fun_name
 
 __all__ = ["pure_callback", "io_callback"]
 
@@ -28,7 +29,7 @@ _ARRAYS = (np.ndarray, np.generic, Tracer, bool, int, float)
 
 
 def _fn_name(fn) -> str:
-    return getattr(fn, "__name__", type(fn).__name__)
+    return fun_name(fn)
 
 
 def split_operands(args, kwargs):

@@ -23,6 +23,7 @@ import builtins
 
 from funcgrad.callbacks import split_operands
 from funcgrad.core.prims.effects import UserCallback, callback_p
+from funcgrad.core.wrapping import fun_name
 
 __all__ = ["print", "callback", "breakpoint"]
 
@@ -39,7 +40,7 @@ def callback(callback, *args, ordered=False, partitioned=False, **kwargs):
         a, k = rebuild(values)
         callback(*a, **k)
 
-    host = UserCallback(flat, (), f"debug.callback({getattr(callback, '__name__', type(callback).__name__)})")
+    host = UserCallback(flat, (), f"debug.callback({fun_name(callback)})")
     callback_p.bind(*operands, callback=host, out_avals=(), effect="debug", ordered=bool(ordered), vmap_method=None)
 
 

@@ -291,6 +291,9 @@ def autograph(fun):
         return fun
     if isinstance(fun, types.MethodType):
         return types.MethodType(autograph(fun.__func__), fun.__self__)
+    if isinstance(fun, functools.partial):  # its function converted, its arguments kept
+        inner = autograph(fun.func)
+        return fun if inner is fun.func else functools.partial(inner, *fun.args, **fun.keywords)
     if isinstance(fun, types.FunctionType):
         if fun.__name__ == "<lambda>" or not needs_conversion(fun):
             return fun  # lambdas are left as written; so is code with nothing to convert

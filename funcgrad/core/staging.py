@@ -28,6 +28,7 @@ from funcgrad.core.trace import (
     new_main,
 )
 from funcgrad.core.typecheck import check_jaxpr, debug_checks_enabled
+from funcgrad.core.wrapping import fun_name
 
 
 class JaxprTracer(Tracer):
@@ -326,7 +327,7 @@ def make_jaxpr(fun, static_argnums=()):
             _showing[0] -= 1
         return ClosedJaxpr(jaxpr, consts, out_tree=out_tree_cell[0], in_tree=in_tree)
 
-    make.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
+    make.__name__ = f"make_jaxpr({fun_name(fun)})"
     return make
 
 

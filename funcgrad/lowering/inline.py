@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from funcgrad.core.interpret import eval_jaxpr, walk_jaxpr
+from funcgrad.core.interpret import eval_closed_jaxpr, walk_jaxpr
 from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.core.prims.calls import custom_lin_p
 from funcgrad.core.staging import trace_to_jaxpr
@@ -34,8 +34,9 @@ def inline_calls(closed: ClosedJaxpr, log: Callable[[str], None] = _quiet) -> Cl
         if inliner is not None:
             return inliner(eqn, invals, log)
         (param,) = prim.jaxpr_params
-        sub = eqn.params[param]
-        return eval_jaxpr(inline_calls(sub, log).jaxpr, sub.consts, *invals)
+        # The inlined body is a new program with constants of its own (re-tracing makes new
+        # constvars): evaluate it as the closed pair it is, never with ``sub``'s constants.
+        return eval_closed_jaxpr(inline_calls(eqn.params[param], log), *invals)
 
     def flat(*args):
         return walk_jaxpr(closed.jaxpr, closed.consts, list(args), handle)

@@ -151,7 +151,8 @@ class _Fingerprint:
 def _digest(c) -> tuple:
     """(dtype, shape, SHA-256 of the bytes) of an array constant, without copying it."""
     arr = np.ascontiguousarray(np.asarray(c))
-    return (arr.dtype.str, arr.shape, hashlib.sha256(memoryview(arr).cast("B")).digest())
+    data = memoryview(arr).cast("B") if arr.size else b""  # (a view with a zero in its shape cannot be cast)
+    return (arr.dtype.str, arr.shape, hashlib.sha256(data).digest())
 
 
 def key(closed: ClosedJaxpr, engine_fingerprint: str, settings: str) -> str | None:

@@ -9,8 +9,6 @@ of ``eager_vjp.py`` instead.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from funcgrad.core import pytree
@@ -19,6 +17,7 @@ from funcgrad.core.array import grad_results, leaf_values
 from funcgrad.core.prims.elementwise import stop_gradient_p
 from funcgrad.core.staging import flatten_fun
 from funcgrad.core.trace import Tracer, get_aval_any
+from funcgrad.core.wrapping import fun_name, wraps
 from funcgrad.transforms import eager_vjp
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.linearize import linearize_flat, vjp_flat
@@ -186,7 +185,7 @@ def _argnums_tuple(argnums, nargs, fname):
 
 
 def _fname(fun) -> str:
-    return getattr(fun, "__name__", type(fun).__name__)
+    return fun_name(fun)
 
 
 _OUTPUT_TYPES = (Tracer, np.ndarray, np.generic, float, int, bool)
@@ -223,7 +222,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     argnums_for = {}  # number of positional arguments -> (single, normalized argnums)
     what = f"grad({_fname(fun)})"
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         nums = argnums_for.get(len(args))
         if nums is None:
@@ -370,7 +369,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def grad_f(*args, **kwargs):
         if has_aux:
             (_, aux), g = vg(*args, **kwargs)

@@ -7,8 +7,6 @@ a batched result in one call, moving batch axes only when it must.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from funcgrad.core import pytree
@@ -17,6 +15,7 @@ from funcgrad.core.avals import ShapedArray
 from funcgrad.core.batch_util import bdim_at, moveaxis
 from funcgrad.core.primitive import batch_rules, missing_rule
 from funcgrad.core.trace import Trace, Tracer, full_raise, get_aval_any, new_main
+from funcgrad.core.wrapping import fun_name, wraps
 from funcgrad.tapes import TapeAval
 
 
@@ -243,7 +242,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
     >>> vmap(lambda x, y: x @ y, in_axes=(0, None))(np.ones((5, 3)), np.ones(3)).shape
     (5,)
     """
-    fname = f"vmap({getattr(fun, '__name__', type(fun).__name__)})"
+    fname = f"vmap({fun_name(fun)})"
     if not callable(fun):
         raise TypeError(f"vmap: expected a function, got {type(fun).__name__}")
     if isinstance(in_axes, list):
@@ -259,7 +258,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
         except TypeError:
             raise TypeError(f"{fname}: axis_name must be hashable, got {type(axis_name).__name__}") from None
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def vmapped(*args, **kwargs):
         spec = in_axes
         if isinstance(spec, tuple) and len(spec) != len(args):

@@ -28,8 +28,6 @@ so closures over a jit/loop body's values work for derivatives taken inside that
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from funcgrad.core import pytree
@@ -42,6 +40,7 @@ from funcgrad.core.primitive import allow_missing, batch_rules, jvp_rules, trans
 from funcgrad.core.prims.calls import checkpoint_call_p, custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager, is_staging
+from funcgrad.core.wrapping import copy_metadata, fun_name, wraps
 from funcgrad.errors import ConcretizationError, UnexpectedTracerError
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.linearize import linearize_flat
@@ -107,7 +106,7 @@ def _call_rule(prim, fun, rule, *args):
     except UnexpectedTracerError as e:
         kind = "custom_jvp" if prim is custom_jvp_call_p else "custom_vjp"
         raise UnexpectedTracerError(
-            f"the rule of {kind} function {getattr(fun, '__name__', 'fun')} closes over a value "
+            f"the rule of {kind} function {fun_name(fun)} closes over a value "
             "traced by a transform that has finished (e.g. the body of a jit or a loop, being "
             "differentiated from outside). Pass that value to the function as an argument."
         ) from e
@@ -188,7 +187,7 @@ def _jvp_of(fun):
     def jvp_fn(primals, tangents):
         return [instantiate(t) for t in jvp_flat(fun, primals, tangents)[1]]
 
-    jvp_fn.__name__ = f"jvp({getattr(fun, '__name__', 'fun')})"
+    jvp_fn.__name__ = f"jvp({fun_name(fun)})"
     return jvp_fn
 
 
@@ -218,7 +217,7 @@ class custom_jvp:
     """
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
+        copy_metadata(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp = None
@@ -349,7 +348,7 @@ class custom_vjp:
     """
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
+        copy_metadata(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = self.bwd = None
@@ -418,7 +417,7 @@ def _checkpoint_call_jvp(primals, tangents, *, fun, call_jaxpr, policy=None, pre
         _, lin = linearize_flat(fun, list(nonlin))
         return [instantiate(c) for c in backward_pass(lin.jaxpr, lin.consts, cts)]
 
-    bwd_fn.__name__ = f"recompute({getattr(fun, '__name__', 'fun')})"
+    bwd_fn.__name__ = f"recompute({fun_name(fun)})"
     return out, _emit_lin(
         list(primals), list(tangents), _jvp_of(fun), bwd_fn, [tangent_aval(a) for a in call_jaxpr.out_avals]
     )
@@ -446,7 +445,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         raise TypeError(f"checkpoint: policy must be a function (prim, *avals, **params) -> bool, got {policy!r}")
     params = {} if policy is None else {"policy": policy, "prevent_cse": bool(prevent_cse)}
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def wrapped(*args):
         static, dyn = _split(args, static_argnums)
         leaves, in_tree = pytree.tree_flatten(tuple(dyn))
@@ -458,7 +457,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
             out_tree[:] = [tree]
             return out_leaves
 
-        fun_flat.__name__ = getattr(fun, "__name__", "fun")
+        fun_flat.__name__ = fun_name(fun)
         if is_eager() and not any(isinstance(a, Tracer) for a in leaves):
             return _tree_out(fun_flat(*leaves), out_tree)
         # Closure-convert: values the function closes over that are traced (e.g. by an

@@ -16,6 +16,7 @@ from funcgrad.core.ad_util import tangent_aval
 from funcgrad.core.interpret import eval_jaxpr
 from funcgrad.core.staging import abstractify, trace_to_jaxpr
 from funcgrad.core.trace import Tracer, get_aval_any
+from funcgrad.core.wrapping import fun_name
 from funcgrad.transforms.custom import custom_vjp
 
 __all__ = ["custom_gradient", "closure_convert"]
@@ -46,7 +47,7 @@ def custom_gradient(fun):
     >>> fg.grad(f)(2.0)
     np.float64(6.0)
     """
-    name = getattr(fun, "__name__", "fun")
+    name = fun_name(fun)
 
     def primal(*args):
         value, _ = fun(*args)
@@ -109,16 +110,16 @@ def closure_convert(fun, *example_args):
 
     def converted(*args_and_consts):
         if len(args_and_consts) < n:
-            raise TypeError(f"closure_convert({getattr(fun, '__name__', 'fun')}): expected the arguments "
+            raise TypeError(f"closure_convert({fun_name(fun)}): expected the arguments "
                             f"followed by {n} hoisted constants, got {len(args_and_consts)} values")
         args, hc = args_and_consts[:len(args_and_consts) - n], list(args_and_consts[len(args_and_consts) - n:])
         arg_leaves, tree = pytree.tree_flatten(tuple(args))
         if tree != in_tree:
-            raise TypeError(f"closure_convert({getattr(fun, '__name__', 'fun')}): arguments of structure "
+            raise TypeError(f"closure_convert({fun_name(fun)}): arguments of structure "
                             f"{tree}, but the example arguments had {in_tree}")
         it_h, it_k = iter(hc), iter(kept)
         all_consts = [next(it_h) if t else next(it_k) for t in traced]
         return pytree.tree_unflatten(out_tree[0], eval_jaxpr(jaxpr, all_consts, *arg_leaves))
 
-    converted.__name__ = getattr(fun, "__name__", "fun")
+    converted.__name__ = fun_name(fun)
     return converted, hoisted

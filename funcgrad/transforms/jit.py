@@ -14,7 +14,6 @@ added without a lower rule), the program runs with the jaxpr evaluator and
 from __future__ import annotations
 
 import contextlib
-import functools
 import inspect
 import sys
 import weakref
@@ -33,6 +32,7 @@ from funcgrad.core.prims.calls import jit_call_p, set_jit_executor
 from funcgrad.core.staging import collector_paused, hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import TRACE_STATE as _TRACE_STATE
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager
+from funcgrad.core.wrapping import copy_metadata
 from funcgrad.tapes import TapeAval
 from funcgrad.transforms import jit_explain
 from funcgrad.transforms.batching import axis_env
@@ -300,11 +300,11 @@ class JittedFunction:
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(), donate_argnames=(),
                  inline=False, keep_unused=False, abstracted_axes=None):
-        functools.update_wrapper(self, fun)
-        self._fun = fun
-        name = getattr(fun, "__name__", type(fun).__name__)
         if not callable(fun):
             raise TypeError(f"jit: expected a function, got {type(fun).__name__}")
+        copy_metadata(self, fun)  # (any callable: a partial or an instance has no __name__)
+        self._fun = fun
+        name = self.__name__
         if abstracted_axes is not None:
             raise NotImplementedError(
                 f"jit({name}): abstracted_axes (dynamic shapes) is not supported; shapes are static")
@@ -562,6 +562,9 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), d
     ... def f(x, y):
     ...     return fnp.sin(x) * y + fnp.exp(-x * x)
 
+    ``fun`` is any callable (a partial, a callable instance, a method); the result carries
+    its ``__name__``, ``__doc__``, ``__wrapped__``... (``funcgrad/core/wrapping.py``).
+
     The keywords are JAX's. ``static_argnums`` / ``static_argnames`` mark arguments whose
     *values* are part of the signature (hashable; ``1``, ``1.0`` and ``True`` are
     different signatures); a positional-or-keyword parameter marked either way is static
@@ -579,15 +582,17 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), d
     kw = dict(static_argnums=static_argnums, static_argnames=static_argnames, donate_argnums=donate_argnums,
               donate_argnames=donate_argnames, inline=inline, keep_unused=keep_unused,
               abstracted_axes=abstracted_axes)
-    if autograph:
+
+    def make(f):
+        if not autograph:
+            return JittedFunction(f, **kw)
         from funcgrad.autograph import autograph as convert
 
-        if fun is None:
-            return lambda f: JittedFunction(convert(f), **kw)
-        fun = convert(fun)
-    if fun is None:
-        return lambda f: JittedFunction(f, **kw)
-    return JittedFunction(fun, **kw)
+        jf = JittedFunction(convert(f), **kw)
+        copy_metadata(jf, f)  # (named as written: a converted instance is its bound __call__)
+        return jf
+
+    return make if fun is None else make(fun)
 
 
 __all__ = ["jit", "jit_call_p", "JittedFunction", "Lowered", "Compiled"]

@@ -29,6 +29,7 @@ from funcgrad.core.interpret import jaxpr_as_fun
 from funcgrad.core.ir import ClosedJaxpr, Jaxpr
 from funcgrad.core.prims.calls import custom_jvp_call_p
 from funcgrad.core.prims.dot import dot_general_p
+from funcgrad.core.wrapping import fun_name
 from funcgrad.transforms.jaxpr_ad import dce_jaxpr, linearize_jaxpr
 from funcgrad.transforms.transpose import backward_pass
 
@@ -214,6 +215,6 @@ def policy_checkpoint_jvp(primals, tangents, *, fun, call_jaxpr, policy):
     def jvp_fn(nonlin, t):
         return forward_jvp(nonlin[:n_in], t)
 
-    bwd_fn.__name__ = f"recompute({getattr(fun, '__name__', 'fun')}, {n_saved} saved)"
+    bwd_fn.__name__ = f"recompute({fun_name(fun)}, {n_saved} saved)"
     return outs, emit_lin(list(primals) + saved, list(tangents), jvp_fn, bwd_fn,
                           [tangent_aval(a) for a in call_jaxpr.out_avals])

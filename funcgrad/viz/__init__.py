@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from funcgrad.core.ir import ClosedJaxpr, Jaxpr
 from funcgrad.core.staging import make_jaxpr
+from funcgrad.core.wrapping import fun_name
 from funcgrad.viz.dot import DotBuilder
 from funcgrad.viz.graph import Graph, GraphvizNotFound
 from funcgrad.viz.phases import BackwardMarks
@@ -46,7 +47,7 @@ def draw(fun, *, static_argnums=(), name=None, rankdir="TB", show_params=True, p
     """
     if not callable(fun):
         raise TypeError(f"draw: expected a function, got {type(fun).__name__}")
-    title = name if name is not None else getattr(fun, "__name__", type(fun).__name__)
+    title = name if name is not None else fun_name(fun)
     if not isinstance(title, str):
         raise TypeError(f"draw: name must be a str, got {type(title).__name__}")
     _builder("draw", title, None, rankdir, show_params, param_chars)  # check the options before tracing

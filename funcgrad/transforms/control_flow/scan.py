@@ -20,6 +20,7 @@ from funcgrad.core.prims.control_flow import cond_p, scan_p, unstacked_aval
 from funcgrad.core.prims.effects import eqn_has_effects
 from funcgrad.core.staging import hoist_consts, trace_to_jaxpr
 from funcgrad.core.trace import get_aval_any
+from funcgrad.core.wrapping import fun_name
 from funcgrad.tapes import is_tape
 from funcgrad.transforms.control_flow.common import all_concrete, avals, check_carry, promote_weak_carry, split_list
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz
@@ -75,7 +76,7 @@ def scan_with_name(what, f, init, xs, length, reverse):
         out_trees[:] = [c_tree_out, y_tree]
         return c_out + y_out
 
-    body.__name__ = getattr(f, "__name__", "body")
+    body.__name__ = fun_name(f)
     # A carry leaf initialised with a Python scalar adopts the dtype the body gives it
     # (JAX's rule): a first trace with it weakly typed decides, then the body is traced
     # with strongly typed carries (the loop's residuals and tapes are never weak).
