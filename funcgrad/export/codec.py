@@ -52,9 +52,16 @@ def _check(ok, what):
 
 # --- encoding ----------------------------------------------------------------------------------
 
+def _load_lower_rules() -> None:
+    """Exportable means compilable: the lowering registers the lower rules when it is
+    imported, which ``import funcgrad`` no longer does (it loads llvmlite)."""
+    import funcgrad.lowering  # noqa: F401
+
+
 def exportable_problem(closed: ClosedJaxpr):
     """Why ``closed`` cannot be exported (a primitive with no compiled form, a param
     that is a Python callable), or None."""
+    _load_lower_rules()
     todo, seen = [closed.jaxpr], set()
     while todo:
         j = todo.pop()
@@ -199,6 +206,7 @@ def aval_from_json(x):
 
 class Decoder:
     def __init__(self, data: memoryview):
+        _load_lower_rules()
         self.data = data
         self.table: list = []
 
