@@ -55,13 +55,16 @@ def _uses(program, feature) -> bool:
     names = [name for name, _ in program.used_defs(FG, body)]
     if feature == "nonfinite":
         return any(st.term.special for st in program.stmts)
+    if feature == "inner_linalg":
+        return "linalg.det" in "\n".join(text for _, text in program.used_defs(FG, body))
     prefix = {"zero_size": "Z", "nested_jit": "K", "export_call": "E"}[feature]
     return any(n.startswith(prefix) for n in names)
 
 
 @pytest.mark.parametrize("feature", FEATURES)
 def test_each_feature_makes_programs_that_use_it(feature):
-    programs = [generate(seed, {feature}) for seed in range(40)]
+    on = {feature} | ({"nested_jit"} if feature == "inner_linalg" else set())  # (a variant of nested_jit)
+    programs = [generate(seed, on) for seed in range(40)]
     using = [p for p in programs if _uses(p, feature)]
     assert len(using) >= 4, f"{feature}: {len(using)} of 40 programs use it"
     if feature != "nonfinite":  # definitions ahead of f, in both renderings

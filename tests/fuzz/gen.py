@@ -28,12 +28,13 @@ from . import ref
 FEATURES = {
     "zero_size": "zero-size array constants closed over (products, sums, concatenations, takes)",
     "nested_jit": "a jitted inner function closing over an array, called inside the program",
+    "inner_linalg": "nested_jit's inner function also as det(C + mean(u)) (a body whose trace makes constants)",
     "export_call": "an exported jitted function closing over an array, called as E.call(x) or jit(E.call)(x)",
     "nonfinite": "an input holding NaN, +-inf and +-0.0, and statements whose NumPy value on them is defined",
 }
-# (nested_jit and export_call wait for nested-jit constants to be fixed, nonfinite for jit to
-# keep x * 0.0 as NaN/-0.0; turn them on here once those land)
-DEFAULT_FEATURES = frozenset({"zero_size"})
+# (inner_linalg and export_call wait for nested-jit constants to be fixed, nonfinite for jit
+# to keep x * 0.0 as NaN/-0.0; turn them on here once those land)
+DEFAULT_FEATURES = frozenset({"zero_size", "nested_jit"})
 
 
 def active_features(spec: str | None = None) -> frozenset:
@@ -363,7 +364,8 @@ class Gen:
         self.defs: list[Def] = []
         self.def_values: dict = {}  # the NumPy style's definitions, by name
         # (t_nonfinite applies only to the special input's values: drawn more often)
-        extra = [f"t_{name}" for name in FEATURES if name in self.features for _ in range(3 if name == "nonfinite" else 1)]
+        extra = [f"t_{name}" for name in FEATURES if name in self.features and name != "inner_linalg"
+                 for _ in range(3 if name == "nonfinite" else 1)]
         self.simple = self.SIMPLE + extra
         self.top = self.TOP + extra
 
@@ -666,6 +668,8 @@ class Gen:
         forms = ["u * {C}", "{M}.sin(u) + {C}", "(u - {C}) ** 2", "{M}.sum({M}.tanh(u * {C}))"]
         if a.arr.ndim >= 1 and self.rng.random() < 0.3:
             shape, forms = (a.shape[-1], 2), ["u @ {C}"]
+        elif "inner_linalg" in self.features and self.rng.random() < 0.5:
+            shape, forms = self.rng.choice([(2, 2), (3, 3)]), ["{M}.linalg.det({C} + {M}.mean(u))"]
         c, _ = self.define("C", literal(np.round(np.asarray([self.rng.uniform(-2, 2) for _ in range(int(np.prod(shape)))]), 3)
                                         .reshape(shape)))
         form = self.rng.choice(forms)
