@@ -22,6 +22,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROWS = all_rows()[::24]
 
 
+@pytest.fixture(autouse=True)
+def no_disk_cache(monkeypatch):
+    # Tiered compilation is what a program gets with the disk cache off (with it on, the
+    # object code is compiled optimised once and stored); these tests compile with it off.
+    monkeypatch.setenv("FUNCGRAD_NO_DISK_CACHE", "1")
+
+
 @pytest.fixture
 def tier_mode():
     previous = tiered.set_mode("auto")

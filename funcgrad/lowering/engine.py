@@ -309,6 +309,11 @@ def compile_module(text: str, symbols: list[str], unique: str = "@fg_main_", imp
         else:
             obj = obj if obj is not None else _object_code(text, library)
             handle = _link(obj, declared_names(text), symbols, unique, imports, text, library)
+            # The same program compiled again in this process is found by the program
+            # cache, which links by object key (``load_module``): it gets this module
+            # instead of a second copy of its code.
+            if key is not None:
+                _module_cache[("object", key, tuple(sorted(imports.items())))] = handle
         _module_cache[cache_key] = handle
         _last_compile[0] = time.monotonic()
         return handle

@@ -149,10 +149,13 @@ class _Fingerprint:
 
 
 def _digest(c) -> tuple:
-    """(dtype, shape, SHA-256 of the bytes) of an array constant, without copying it."""
-    arr = np.ascontiguousarray(np.asarray(c))
-    data = memoryview(arr).cast("B") if arr.size else b""  # (a view with a zero in its shape cannot be cast)
-    return (arr.dtype.str, arr.shape, hashlib.sha256(data).digest())
+    """(dtype, shape, SHA-256 of the bytes) of an array constant, without copying it
+    unless it is not C-contiguous (a transposed or broadcast view)."""
+    arr = np.asarray(c)
+    # Flat first: memoryview refuses to cast an n-d view with a zero in its shape (a
+    # (2, 0) constant), while a flat zero-length one casts to no bytes.
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    return (arr.dtype.str, arr.shape, hashlib.sha256(memoryview(flat).cast("B")).digest())
 
 
 def key(closed: ClosedJaxpr, engine_fingerprint: str, settings: str) -> str | None:

@@ -6,10 +6,12 @@ and a copy-pasteable repro of the first (shrunk with ``--shrink``).
 ``python -m tests.fuzz --repro 288 --check jit_grad_vs_grad`` prints one program's repro.
 """
 import argparse
+import os
 import sys
 import time
 
 from .checks import CHECKS, repro
+from .gen import DEFAULT_FEATURES, FEATURES, active_features
 from .runner import Tally, build, run_jobs, same_failure, shrink
 
 
@@ -36,7 +38,13 @@ def main(argv=None):
     ap.add_argument("--show", type=int, default=50, help="failure classes to print with a repro")
     ap.add_argument("--repro", type=int, default=None, help="print the repro of one seed and exit")
     ap.add_argument("--check", choices=CHECKS, default="jit_vs_eager", help="the check --repro prints")
+    ap.add_argument("--features", default=None,
+                    help=f"generator features: names to add to the defaults ({', '.join(sorted(DEFAULT_FEATURES))}), "
+                         f"-name to remove, all, none; known: {', '.join(FEATURES)} (sets FUZZ_FEATURES)")
     args = ap.parse_args(argv)
+    if args.features is not None:  # (the workers inherit it)
+        os.environ["FUZZ_FEATURES"] = args.features
+    features = sorted(active_features())
 
     if args.repro is not None:
         print(repro(build(args.repro), args.check))
@@ -53,7 +61,7 @@ def main(argv=None):
                   f"{len(tally.failures)} failing checks", file=sys.stderr, flush=True)
 
     print(f"seeds {args.seeds}: {tally.programs} programs in {time.monotonic() - t0:.0f}s "
-          f"with {args.jobs} worker(s)\n")
+          f"with {args.jobs} worker(s); features: {', '.join(features) or 'none'}\n")
     print(tally.table())
     classes = tally.classes()
     print(f"\n{len(classes)} failure classes")

@@ -78,9 +78,11 @@ def leaves(value):
     return [np.asarray(value)]
 
 
-def compare(expected, got, tol=TOL_VALUE, loose=()) -> str | None:
+def compare(expected, got, tol=TOL_VALUE, loose=(), signed=()) -> str | None:
     """None when equal: same count, shapes and dtypes; values within tolerance (float32's
-    for float32 values and for the outputs in ``loose``, computed through float32)."""
+    for float32 values and for the outputs in ``loose``, computed through float32), NaN
+    where NaN, infinities of the same sign, and for the outputs in ``signed`` (computed
+    elementwise from -0.0 and its kin) zeros of the same sign."""
     e, g = leaves(expected), leaves(got)
     if len(e) != len(g):
         return f"{len(g)} outputs, expected {len(e)}"
@@ -92,6 +94,8 @@ def compare(expected, got, tol=TOL_VALUE, loose=()) -> str | None:
             close = np.isclose(b, a, rtol=rtol, atol=atol, equal_nan=True)
         else:
             close = a == b
+        if k in signed and a.dtype.kind == "f" and np.all(close):
+            close = ~((a == 0) & (b == 0) & (np.signbit(a) != np.signbit(b)))
         if not np.all(close):
             i = np.unravel_index(int(np.argmin(close)), a.shape) if a.ndim else ()
             return f"output {k}{list(i) if i else ''}: got {b[i]!r}, expected {a[i]!r} (max |diff| " \
@@ -99,12 +103,12 @@ def compare(expected, got, tol=TOL_VALUE, loose=()) -> str | None:
     return None
 
 
-def judge(expected: Outcome, got: Outcome, what: str, tol=TOL_VALUE, loose=()) -> Result:
+def judge(expected: Outcome, got: Outcome, what: str, tol=TOL_VALUE, loose=(), signed=()) -> Result:
     for o in (got, expected):
         if not o.ok and o.internal:
             return Result("internal", o.describe())
     if expected.ok and got.ok:
-        msg = compare(expected.value, got.value, tol, loose)
+        msg = compare(expected.value, got.value, tol, loose, signed)
         return Result("pass") if msg is None else Result("mismatch", f"{what}: {msg}")
     if not expected.ok and not got.ok:
         if type(expected.exc) is type(got.exc):
@@ -139,6 +143,7 @@ class Context:
         self.tangents = tangents_for(program)
         self._eager = self._grad = None
         self.loose = program.lowp_outputs()
+        self.signed = program.signed_outputs()
         # Derivatives through float32 are compared to float32 accuracy.
         self.deriv_tol = TOL_DERIV if program.fd_meaningful else TOL_F32[0]
         self.deriv_loose = () if program.fd_meaningful else tuple(range(len(self.dargs)))
@@ -174,7 +179,7 @@ def tangents_for(program: Program):
 def check_eager_vs_numpy(ctx: Context) -> Result:
     with np.errstate(all="ignore"):
         expected = run(lambda: ctx.f_np(*ctx.inputs))
-    return judge(expected, ctx.eager, "eager vs numpy", loose=ctx.loose)
+    return judge(expected, ctx.eager, "eager vs numpy", loose=ctx.loose, signed=ctx.signed)
 
 
 def check_jaxpr_vs_eager(ctx: Context) -> Result:
@@ -183,15 +188,18 @@ def check_jaxpr_vs_eager(ctx: Context) -> Result:
         ctx.fg.check_jaxpr(closed)
         return ctx.fg.eval_closed_jaxpr(closed, *ctx.inputs)
 
-    return judge(ctx.eager, run(staged), "eval_jaxpr vs eager", loose=ctx.loose)
+    return judge(ctx.eager, run(staged), "eval_jaxpr vs eager", loose=ctx.loose, signed=ctx.signed)
 
 
 def check_jit_vs_eager(ctx: Context) -> Result:
     jitted = ctx.fg.jit(ctx.f)
     first = run(lambda: jitted(*ctx.inputs))
-    result = judge(ctx.eager, first, "jit vs eager", loose=ctx.loose)
+    result = judge(ctx.eager, first, "jit vs eager", loose=ctx.loose, signed=ctx.signed)
     if result.status == "pass":  # the cached executable must give the same answer again
-        return judge(first, run(lambda: jitted(*ctx.inputs)), "jit (cache hit) vs jit")
+        result = judge(first, run(lambda: jitted(*ctx.inputs)), "jit (cache hit) vs jit", signed=ctx.signed)
+    if result.status == "pass":  # and so must a new jit of f, linked from the disk cache (when on)
+        result = judge(first, run(lambda: ctx.fg.jit(ctx.f)(*ctx.inputs)), "jit (disk cache) vs jit",
+                       signed=ctx.signed)
     return result
 
 
@@ -206,7 +214,7 @@ def check_vmap_vs_loop(ctx: Context) -> Result:
         return [np.stack([np.asarray(r[j]) for r in rows]) for j in range(len(rows[0]))]
 
     return judge(run(loop), run(lambda: ctx.fg.vmap(ctx.f, in_axes=in_axes)(*args)), "vmap vs loop",
-                 loose=ctx.loose)
+                 loose=ctx.loose, signed=ctx.signed)
 
 
 def check_grad_vs_jvp(ctx: Context) -> Result:

@@ -10,6 +10,7 @@ inputs by construction, and the NumPy values double as the reference.
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
 import re
 import warnings
@@ -18,6 +19,42 @@ from typing import Callable
 import numpy as np
 
 from . import ref
+
+# Program features that can be switched on and off: each adds templates (or an input) to
+# the generator. A feature that is off draws nothing from a seed's random streams, so the
+# programs of the features that are on are the same whichever others exist. The switch is
+# ``FUZZ_FEATURES`` (``python -m tests.fuzz --features``): a comma-separated list of
+# names (added to the defaults), ``-name`` (removed), ``all`` or ``none``.
+FEATURES = {
+    "zero_size": "zero-size array constants closed over (products, sums, concatenations, takes)",
+    "nested_jit": "a jitted inner function closing over an array, called inside the program",
+    "inner_linalg": "nested_jit's inner function also as det(C + mean(u)) (a body whose trace makes constants)",
+    "export_call": "an exported jitted function closing over an array, called as E.call(x) or jit(E.call)(x)",
+    "nonfinite": "an input holding NaN, +-inf and +-0.0, and statements whose NumPy value on them is defined",
+}
+# (inner_linalg and export_call wait for nested-jit constants to be fixed, nonfinite for jit
+# to keep x * 0.0 as NaN/-0.0; turn them on here once those land)
+DEFAULT_FEATURES = frozenset({"zero_size", "nested_jit"})
+
+
+def active_features(spec: str | None = None) -> frozenset:
+    """The features ``spec`` (default: ``$FUZZ_FEATURES``) turns on."""
+    spec = os.environ.get("FUZZ_FEATURES", "") if spec is None else spec
+    on = set(DEFAULT_FEATURES)
+    for item in filter(None, (x.strip() for x in spec.split(","))):
+        name = item.lstrip("+-")
+        if name == "all":
+            on = set(FEATURES)
+        elif name == "none":
+            on = set()
+        elif name not in FEATURES:
+            raise ValueError(f"unknown fuzz feature {name!r}; known: {', '.join(FEATURES)}, all, none")
+        elif item.startswith("-"):
+            on.discard(name)
+        else:
+            on.add(name)
+    return frozenset(on)
+
 
 DTYPES = ("float64", "float32", "int32", "int64", "bool", "int8", "int16", "uint8", "uint16")
 PY_SCALARS = ("pyfloat", "pyint")
@@ -68,6 +105,7 @@ class Term:
     lowp: bool = False  # computed through float32 somewhere (compare it to float32 accuracy)
     local: bool = False  # reads a loop/branch-local name (so it is traced there)
     exact: bool = False  # an input or a literal: every path sees the same bits (``tie_free``)
+    special: bool = False  # may hold NaN/inf/-0.0 (the ``nonfinite`` feature; zero signs are compared)
 
     @property
     def arr(self):
@@ -98,13 +136,26 @@ def _paren(text):
 
 
 def literal(value) -> str:
-    """Exact, copy-pasteable source for a NumPy value (repr round-trips floats)."""
+    """Exact, copy-pasteable source for a NumPy value (repr round-trips floats; NaN and
+    inf are spelled ``np.nan``/``np.inf``, a zero-size array by its shape)."""
     if isinstance(value, (bool, int, float)):  # a Python scalar argument stays one
-        return repr(value)
+        return _scalar_src(value)
     a = np.asarray(value)
     if a.ndim == 0:
-        return f"np.{a.dtype.name}({a.item()!r})"
-    return f"np.array({a.tolist()!r}, dtype=np.{a.dtype.name})"
+        return f"np.{a.dtype.name}({_scalar_src(a.item())})"
+    if a.size == 0:
+        return f"np.zeros({a.shape}, dtype=np.{a.dtype.name})"
+    return f"np.array({_list_src(a.tolist())}, dtype=np.{a.dtype.name})"
+
+
+def _scalar_src(x) -> str:
+    if isinstance(x, float) and not np.isfinite(x):
+        return "np.nan" if np.isnan(x) else ("np.inf" if x > 0 else "-np.inf")
+    return repr(x)
+
+
+def _list_src(x) -> str:
+    return f"[{', '.join(_list_src(e) for e in x)}]" if isinstance(x, list) else _scalar_src(x)
 
 
 @dataclasses.dataclass
@@ -114,10 +165,25 @@ class Stmt:
     const: bool = False  # replaced by its value while shrinking
 
 
+@dataclasses.dataclass(frozen=True)
+class Def:
+    """A module-level definition ahead of ``f`` (a closed-over constant, a jitted or
+    exported inner function), with its name and text in each style."""
+
+    name: str
+    text: str
+    np_name: str
+    np_text: str
+
+    def render(self, style: Style) -> tuple:
+        return (self.name, self.text) if style.fg else (self.np_name, self.np_text)
+
+
 class Program:
-    def __init__(self, seed, inputs, diff, stmts, outputs, batched):
+    def __init__(self, seed, inputs, diff, stmts, outputs, batched, defs=(), special=frozenset()):
         self.seed, self.inputs, self.diff = seed, inputs, diff
         self.stmts, self.outputs, self.batched = stmts, outputs, batched
+        self.defs, self.special = tuple(defs), frozenset(special)  # (special: input positions)
         self.loss_outputs = [
             k for k, name in enumerate(outputs)
             if self.info(name).arr.dtype == np.float64
@@ -129,13 +195,13 @@ class Program:
         for k, inp in enumerate(self.inputs):
             if name == f"x{k}":
                 return Term(_const(name), inp, frozenset([k]) if k in self.diff else frozenset(),
-                            np.asarray(inp).dtype == np.float32)
+                            np.asarray(inp).dtype == np.float32, special=k in self.special)
         for st in self.stmts:
             if name in st.targets:
                 value = st.term.value
                 if len(st.targets) > 1:
                     value = value[st.targets.index(name)]
-                return Term(st.term.render, value, st.term.deps, st.term.lowp)
+                return Term(st.term.render, value, st.term.deps, st.term.lowp, special=st.term.special)
         raise KeyError(name)
 
     @property
@@ -146,16 +212,33 @@ class Program:
     def lowp_outputs(self):
         return {k for k, name in enumerate(self.outputs) if self.info(name).lowp}
 
+    def signed_outputs(self):
+        """The outputs whose zeros' signs must agree (computed elementwise from NaN/inf/-0.0
+        inputs, where NumPy's -0.0 is well defined)."""
+        return {k for k, name in enumerate(self.outputs) if self.info(name).special}
+
     def argnames(self):
         return [f"x{k}" for k in range(len(self.inputs))]
 
     # -- source --------------------------------------------------------------------
     def source(self, style: Style, name="f") -> str:
-        lines = [f"def {name}({', '.join(self.argnames())}):"]
-        for st in self.stmts:
-            lines.append(f"    {', '.join(st.targets)} = {st.term.render(style)}")
+        body = [f"    {', '.join(st.targets)} = {st.term.render(style)}" for st in self.stmts]
+        lines = [f"{n} = {text}" for n, text in self.used_defs(style, "\n".join(body))]
+        lines.append(f"def {name}({', '.join(self.argnames())}):")
+        lines += body
         lines.append(f"    return ({''.join(o + ', ' for o in self.outputs)})")
         return "\n".join(lines) + "\n"
+
+    def used_defs(self, style: Style, text: str) -> list:
+        """The definitions ``text`` reads, directly or through other definitions (the
+        generator keeps the ones of rejected candidates too), in order."""
+        used, keep = set(re.findall(r"\b\w+\b", text)), []
+        for d in reversed(self.defs):
+            n, t = d.render(style)
+            if n in used:
+                keep.append((n, t))
+                used |= set(re.findall(r"\b\w+\b", t))
+        return keep[::-1]
 
     def loss_source(self) -> str:
         """``loss(*differentiable inputs)``: a fixed, asymmetric weighting of the float64
@@ -181,15 +264,17 @@ class Program:
 
     # -- shrinking helpers -------------------------------------------------------------
     def with_outputs(self, outputs) -> "Program":
-        return Program(self.seed, self.inputs, self.diff, self.stmts, list(outputs), self.batched)
+        return Program(self.seed, self.inputs, self.diff, self.stmts, list(outputs), self.batched, self.defs,
+                       self.special)
 
     def with_constant(self, i) -> "Program":
         """Statement ``i`` replaced by its (reference) value as a literal."""
         st = self.stmts[i]
         vals = st.term.value if len(st.targets) > 1 else (st.term.value,)
-        new = [Stmt([t], Term(_const(literal(v)), v), True) for t, v in zip(st.targets, vals)]
+        new = [Stmt([t], Term(_const(literal(v)), v, special=st.term.special), True)
+               for t, v in zip(st.targets, vals)]
         return Program(self.seed, self.inputs, self.diff, self.stmts[:i] + new + self.stmts[i + 1:],
-                       self.outputs, self.batched)
+                       self.outputs, self.batched, self.defs, self.special)
 
     def without_dead(self) -> "Program":
         live, kept = set(self.outputs), []
@@ -197,7 +282,8 @@ class Program:
             if live & set(st.targets):
                 kept.append(st)
                 live |= set(re.findall(r"\b[vx]\d+\b", st.term.render(FG)))
-        return Program(self.seed, self.inputs, self.diff, kept[::-1], self.outputs, self.batched)
+        return Program(self.seed, self.inputs, self.diff, kept[::-1], self.outputs, self.batched, self.defs,
+                       self.special)
 
 
 # ---------------------------------------------------------------------------------------
@@ -249,49 +335,87 @@ TIE_REL = {False: 1e-9, True: 1e-5}  # by ``lowp``
 def near_tie(a, b, lowp=False, scale=0.0) -> bool:
     """Whether ``a`` and ``b`` (broadcast) are within rounding of each other anywhere."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return False  # (NaN/inf inputs: comparisons with them are exact, no rounding to be near)
     margin = TIE_REL[bool(lowp)] * (np.abs(a) + np.abs(b) + scale + 1.0)
     return bool(np.any(np.abs(a - b) <= margin))
 
 
+# ``t_nonfinite``'s statements: NumPy's value on NaN/inf/-0.0 is IEEE's (x * 0.0 is NaN for
+# inf and -0.0 for negative x, x + 0.0 is +0.0 for -0.0, NaN compares unequal to itself).
+NONFINITE_UNARY = [
+    "{a} * 0.0", "0.0 * {a}", "{a} + 0.0", "{a} - 0.0", "0.0 - {a}", "-{a}", "{a} * -1.5", "{a} / 2.0",
+    "{M}.abs({a})", "{a} * {a}", "{M}.isnan({a})", "{M}.isinf({a})", "{M}.isfinite({a})", "{M}.signbit({a})",
+    "{M}.copysign(1.0, {a})", "{M}.where({M}.isnan({a}), -0.0, {a})", "{M}.tanh({a})", "{M}.arctan({a})",
+    "{M}.exp(-{M}.abs({a}))", "{a} == {a}", "{a} > 0.0", "{M}.maximum({a}, 0.0)", "{M}.minimum({a}, 1.0)",
+    "{M}.sqrt({M}.abs({a}))", "{M}.floor({a})", "{a} * 1.0", "{a} - {a}",
+]
+NONFINITE_BINARY = ["{a} + {b}", "{a} * {b}", "{a} - {b}", "{M}.maximum({a}, {b})", "{a} == {b}", "{a} < {b}"]
+
+
 class Gen:
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, features=None):
         self.seed = seed
         self.rng = random.Random(seed)
         self.vars: dict[str, Term] = {}
         self.stmts: list[Stmt] = []
         self.counter = 0
+        self.features = active_features() if features is None else frozenset(features)
+        self.defs: list[Def] = []
+        self.def_values: dict = {}  # the NumPy style's definitions, by name
+        # (t_nonfinite applies only to the special input's values: drawn more often)
+        extra = [f"t_{name}" for name in FEATURES if name in self.features and name != "inner_linalg"
+                 for _ in range(3 if name == "nonfinite" else 1)]
+        self.simple = self.SIMPLE + extra
+        self.top = self.TOP + extra
 
     # -- evaluation and validation ----------------------------------------------------
-    def evaluate(self, text, env):
+    def evaluate(self, text, env, special=False):
+        """The NumPy value of ``text``; any floating-point warning rejects it, except the
+        invalid/overflow/divide ones of ``special`` statements, where NaN and inf are meant."""
         ns = {"np": np, "ref": ref}
+        ns.update(self.def_values)
         ns.update({k: t.value for k, t in self.vars.items()})
         ns.update(env)
-        with warnings.catch_warnings(), np.errstate(all="raise"):
+        with warnings.catch_warnings(), np.errstate(all="ignore" if special else "raise"):
             warnings.simplefilter("error")
             return eval(text, ns)  # noqa: S307 - our own generated NumPy text
 
     @staticmethod
-    def tame(value) -> bool:
+    def tame(value, special=False) -> bool:
         for v in value if isinstance(value, tuple) else (value,):
             a = np.asarray(v)
             if a.dtype.name not in DTYPES or a.ndim > 3 or a.size > 64:
                 return False
+            if special:
+                continue
             if a.size and a.dtype.kind != "b" and not (np.all(np.isfinite(a)) and np.max(np.abs(a)) <= MAX_ABS[a.dtype.kind]):
                 return False
         return True
 
-    def make(self, render, operands, env, flag_lowp=False) -> Term | None:
+    def make(self, render, operands, env, flag_lowp=False, special=False) -> Term | None:
         """A validated Term rendered by ``render`` from ``operands``."""
         try:
-            value = self.evaluate(render(NP), env)
+            value = self.evaluate(render(NP), env, special)
         except Exception:  # noqa: BLE001 - NumPy rejected the candidate: try another
             return None
-        if not self.tame(value) or _python_scalar(value):
+        if not self.tame(value, special) or _python_scalar(value):
             return None
         deps = frozenset().union(*(o.deps for o in operands)) if operands else frozenset()
         f32 = any(np.asarray(v).dtype == np.float32 for v in (value if isinstance(value, tuple) else (value,)))
         lowp = any(o.lowp for o in operands) or f32 or flag_lowp
-        return Term(render, value, deps, lowp, any(o.local for o in operands))
+        special = special and np.asarray(value).dtype.kind == "f"
+        return Term(render, value, deps, lowp, any(o.local for o in operands), special=special)
+
+    def define(self, prefix, text, np_text=None) -> tuple:
+        """A module-level definition (``Def``): constants have one text (NumPy only),
+        functions one per style. Returns its names (funcgrad's, NumPy's)."""
+        name = f"{prefix}{len(self.defs)}"
+        np_name = name if np_text is None else f"{name}_np"
+        np_text = text if np_text is None else np_text
+        self.defs.append(Def(name, text, np_name, np_text))
+        self.def_values[np_name] = eval(np_text, {"np": np, "ref": ref, **self.def_values})  # noqa: S307
+        return name, np_name
 
     # -- operand choice ---------------------------------------------------------------
     def pick(self, pool, kinds="fib", pred=None):
@@ -520,6 +644,72 @@ class Gen:
         text = self.rng.choice(COMPLEX_TEXTS)
         return self.make(self.fmt(text, a=a, b=b), [a, b], env)
 
+    # -- feature templates (``FEATURES``) ------------------------------------------------
+    def t_zero_size(self, pool, env):
+        """A zero-size array constant, closed over, meeting a traced value (the program
+        keeps it as a constant: a product, a sum over its empty axis, a concatenation, a
+        take). Its value is the same with or without it (or itself empty)."""
+        a = self.pick(pool, "fib", lambda t: not t.special)
+        if a is None:
+            return None
+        z_dt = self.rng.choice(["float64", a.arr.dtype.name])
+        forms = [("{M}.sum({a} * {Z})", (0,) + a.shape, z_dt), ("{M}.sum({a} * {Z}, axis=0)", (0,) + a.shape, z_dt),
+                 ("{M}.take({a}, {Z})", (2, 0), "int64"), ("{M}.tile({a}, (2, 0)) * {Z}", (2, 0), z_dt)]
+        if a.arr.ndim >= 1:
+            forms.append(("{M}.concatenate([{Z}, {a}], axis=0)", (0,) + a.shape[1:], a.arr.dtype.name))
+        text, shape, dt = self.rng.choice(forms)
+        z, _ = self.define("Z", f"np.zeros({shape}, dtype=np.{dt})")
+        return self.make(lambda s: text.format(M=s.M, a=_paren(a.render(s)), Z=z), [a], env)
+
+    def inner_function(self, a: Term):
+        """The body (texts over ``u`` per style) of an inner function of ``a``'s values
+        that closes over a new float64 array constant."""
+        shape = self.rng.choice([a.shape or (2,), a.shape[-1:] or (3,)])
+        forms = ["u * {C}", "{M}.sin(u) + {C}", "(u - {C}) ** 2", "{M}.sum({M}.tanh(u * {C}))"]
+        if a.arr.ndim >= 1 and self.rng.random() < 0.3:
+            shape, forms = (a.shape[-1], 2), ["u @ {C}"]
+        elif "inner_linalg" in self.features and self.rng.random() < 0.5:
+            shape, forms = self.rng.choice([(2, 2), (3, 3)]), ["{M}.linalg.det({C} + {M}.mean(u))"]
+        c, _ = self.define("C", literal(np.round(np.asarray([self.rng.uniform(-2, 2) for _ in range(int(np.prod(shape)))]), 3)
+                                        .reshape(shape)))
+        form = self.rng.choice(forms)
+        return form.format(M="fnp", C=c), form.format(M="np", C=c)
+
+    def t_nested_jit(self, pool, env):
+        """``K(a)`` for a jitted ``K`` defined ahead of ``f``, closing over an array."""
+        a = self.pick(pool, "f", lambda t: not t.special)
+        if a is None:
+            return None
+        body, np_body = self.inner_function(a)
+        k, k_np = self.define("K", f"fg.jit(lambda u: {body})", f"lambda u: {np_body}")
+        return self.make(lambda s: f"{k if s.fg else k_np}({a.render(s)})", [a], env)
+
+    def t_export_call(self, pool, env):
+        """``E.call(a)`` or ``jit(E.call)(a)`` for an exported jitted function (closing
+        over an array), used as exported or after a serialize/deserialize round trip."""
+        a = self.pick(pool, "f", lambda t: t.arr.ndim > 0 and not t.special)
+        if a is None:
+            return None
+        body, np_body = self.inner_function(a)
+        text = f"fg.export(fg.jit(lambda u: {body}))(fg.ShapeDtypeStruct({a.shape}, np.{a.arr.dtype.name}))"
+        if self.rng.random() < 0.5:
+            text = f"fg.deserialize({text}.serialize(vjp_order=1))"
+        e, e_np = self.define("E", text, f"lambda u: {np_body}")
+        form = self.rng.choice(["{e}.call({a})", "fg.jit({e}.call)({a})"])
+        return self.make(lambda s: form.format(e=e, a=a.render(s)) if s.fg else f"{e_np}({a.render(s)})", [a], env)
+
+    def t_nonfinite(self, pool, env):
+        """An elementwise statement over values holding NaN/inf/-0.0 (the special input
+        and what came of it) and literals, from ``NONFINITE_*``: NumPy's value is defined
+        there (NaN propagates, -0.0 keeps its sign), and funcgrad must give it."""
+        a = self.pick(pool, "f", lambda t: t.special)
+        if a is None:
+            return None
+        b = self.pick(pool, "f", lambda t: t.special and _broadcasts(t.shape, a.shape))
+        if b is not None and self.rng.random() < 0.3:
+            return self.make(self.fmt(self.rng.choice(NONFINITE_BINARY), a=a, b=b), [a, b], env, special=True)
+        return self.make(self.fmt(self.rng.choice(NONFINITE_UNARY), a=a), [a], env, special=True)
+
     SIMPLE = ["t_unary"] * 4 + ["t_binary"] * 4 + ["t_compare", "t_where", "t_cast", "t_reduce",
                                                       "t_shape", "t_static_index", "t_traced_index",
                                                       "t_at", "t_contract", "t_sort", "t_complex"]
@@ -534,7 +724,7 @@ class Gen:
         last = None
         for _ in range(self.rng.randint(1, 3)):
             for _attempt in range(10):
-                t = getattr(self, self.rng.choice(self.SIMPLE))(pool, env)
+                t = getattr(self, self.rng.choice(self.simple))(pool, env)
                 if t is not None:
                     pool.append(t)
                     last = t
@@ -631,7 +821,7 @@ class Gen:
         pool = [c, x, new_c]
         y = None
         for _ in range(10):
-            y = getattr(self, self.rng.choice(self.SIMPLE))(pool, env)
+            y = getattr(self, self.rng.choice(self.simple))(pool, env)
             if y is not None and y.local:
                 break
         if y is None or not y.local:
@@ -672,9 +862,16 @@ class Gen:
                 diff.append(k)
             self.vars[f"x{k}"] = Term(_const(f"x{k}"), v, frozenset([k]) if dt == "float64" else frozenset(),
                                       dt == "float32", exact=True)
+        if "nonfinite" in self.features and self.rng.random() < 0.5:
+            k = len(out)  # not differentiated, not batched: closed over by the loss, as is
+            dt = "float32" if self.rng.random() < 0.2 else "float64"
+            v = np.asarray(nprng.choice([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.5, -2.0], size=self.rng.choice(shapes)),
+                           dtype=dt)
+            out.append(v)
+            self.vars[f"x{k}"] = Term(_const(f"x{k}"), v, frozenset(), dt == "float32", exact=True, special=True)
         batched = {}
         for k, v in enumerate(out):
-            if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            if isinstance(v, np.ndarray) and v.dtype.kind == "f" and not self.vars[f"x{k}"].special:
                 noise = nprng.uniform(-0.05, 0.05, size=(BATCH,) + v.shape)
                 batched[k] = (np.round(v + noise, 4)).astype(v.dtype)
         return out, diff, batched
@@ -685,8 +882,8 @@ class Gen:
         for _ in range(200):
             if len(self.stmts) >= n_stmts:
                 break
-            t = getattr(self, self.rng.choice(self.TOP))
-            term = t(list(self.vars.values()), {}) if t.__name__ in self.SIMPLE else t()
+            t = getattr(self, self.rng.choice(self.top))
+            term = t(list(self.vars.values()), {}) if t.__name__ in self.simple else t()
             if term is None:
                 continue
             names = []
@@ -696,13 +893,14 @@ class Gen:
             self.stmts.append(Stmt(names, term))
             vals = term.value if len(names) > 1 else (term.value,)
             for nm, v in zip(names, vals):
-                self.vars[nm] = Term(_const(nm), v, term.deps, term.lowp)
+                self.vars[nm] = Term(_const(nm), v, term.deps, term.lowp, special=term.special)
         used = set()
         for st in self.stmts:
             used |= set(re.findall(r"\b[vx]\d+\b", st.term.render(FG)))
         names = [nm for st in self.stmts for nm in st.targets]
         outputs = [nm for nm in names if nm not in used][-4:] or list(self.vars)[-1:]
-        return Program(self.seed, inputs, diff, self.stmts, outputs, batched)
+        special = {k for k in range(len(inputs)) if self.vars[f"x{k}"].special}
+        return Program(self.seed, inputs, diff, self.stmts, outputs, batched, self.defs, special)
 
 
 def _python_scalar(value) -> bool:
@@ -720,5 +918,7 @@ def _broadcasts(s1, s2) -> bool:
         return False
 
 
-def generate(seed: int) -> Program:
-    return Gen(seed).program()
+def generate(seed: int, features=None) -> Program:
+    """The program of ``seed`` with ``features`` (default: ``active_features()``) on."""
+    with np.errstate(all="ignore"):  # (sums of NaN/inf inputs in tie checks; statements set their own)
+        return Gen(seed, features).program()

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import selectors
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -71,9 +72,13 @@ def worker_main():
 # The parent side.
 # ---------------------------------------------------------------------------------------
 class Worker:
-    def __init__(self, debug):
+    def __init__(self, debug, cache_dir):
         self.log = tempfile.TemporaryFile()
         env = dict(os.environ, PYTHONPATH=TESTS_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        # Programs run as users run them: the disk cache on (a worker links what earlier
+        # workers compiled, and ``jit_vs_eager`` checks a program linked from it).
+        env.pop("FUNCGRAD_NO_DISK_CACHE", None)
+        env["FUNCGRAD_CACHE_DIR"] = cache_dir
         if debug:
             env["FUNCGRAD_DEBUG"] = "1"
         self.proc = subprocess.Popen(
@@ -138,9 +143,13 @@ def run_jobs(jobs, n_workers=1, timeout=120.0, debug=True, on_result=None, deadl
     jobs = collections.deque(jobs)
     sel = selectors.DefaultSelector()
     workers = []
+    # The workers' disk cache: the caller's FUNCGRAD_CACHE_DIR (the test run's own under
+    # pytest), else a directory of this run's, so a long run never fills the user's cache.
+    own_cache = None if os.environ.get("FUNCGRAD_CACHE_DIR") else tempfile.mkdtemp(prefix="funcgrad-fuzz-cache-")
+    cache_dir = own_cache or os.environ["FUNCGRAD_CACHE_DIR"]
 
     def start():
-        w = Worker(debug)
+        w = Worker(debug, cache_dir)
         workers.append(w)
         sel.register(w.proc.stdout, selectors.EVENT_READ, w)
         return w
@@ -192,6 +201,8 @@ def run_jobs(jobs, n_workers=1, timeout=120.0, debug=True, on_result=None, deadl
     finally:
         for w in list(workers):
             retire(w)
+        if own_cache is not None:
+            shutil.rmtree(own_cache, ignore_errors=True)
 
 
 @dataclasses.dataclass
