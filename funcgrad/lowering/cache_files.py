@@ -24,6 +24,7 @@ Every member can then write code the others run.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import os
@@ -81,6 +82,15 @@ class Root:
 _roots: dict = {}
 _lock = threading.Lock()
 _warned = [False]  # one warning per process
+
+
+def _after_fork() -> None:  # (a fork while another thread held the lock must not leave it held)
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def root(path: str) -> Root:
@@ -233,10 +243,9 @@ def read(r: Root, path: str) -> bytes | None:
     module's docstring), else None; an untrusted entry of ours is deleted."""
     try:
         fd = os.open(path, _READ)  # (a FIFO opens at once, a symlink not at all)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        discard(r, path)
+    except OSError as err:  # (a symlink: ELOOP, or EMLINK on the BSDs; anything else is a miss)
+        if err.errno in (errno.ELOOP, errno.EMLINK):
+            discard(r, path)
         return None
     try:
         st = os.fstat(fd)

@@ -26,7 +26,8 @@ Settings (``funcgrad/config.py``): ``FUNCGRAD_NO_DISK_CACHE=1`` turns it off,
 ``FUNCGRAD_CACHE_DIR`` moves it (default ``$XDG_CACHE_HOME/funcgrad`` or
 ``~/.cache/funcgrad``), ``FUNCGRAD_CACHE_MAX_MB`` bounds it (default 256),
 ``FUNCGRAD_CACHE_SHARED=1`` shares it with the directory's group. Any OS error (read-only
-or full disk) turns into a cache miss, never into a failed compilation.
+or full disk) turns into a cache miss (a directory that cannot be made or checked: into
+the one warning), never into a failed compilation.
 """
 from __future__ import annotations
 
