@@ -269,7 +269,7 @@ def test_a_shared_cache_is_an_opt_in_for_the_directory_group(tmp_path):
     # ours, so refused by default; used with FUNCGRAD_CACHE_SHARED=1, entries 0640.
     d = tmp_path / "team"
     d.mkdir()
-    os.chmod(d, 0o770)
+    os.chmod(d, 0o2770)  # (set-group-ID: what is made inside belongs to the group)
     chown(d, nobody(), os.getgid())
     out = run(d, A)
     assert out["out"] == [A_OUT] and len(out["warnings"]) == 1 and entries(d) == []
@@ -279,7 +279,7 @@ def test_a_shared_cache_is_an_opt_in_for_the_directory_group(tmp_path):
     assert stat.S_IMODE(os.lstat(d / cache_files.KEY_FILE).st_mode) == 0o640
     for p in entries(d):
         assert stat.S_IMODE(os.lstat(p).st_mode) == 0o640
-        assert stat.S_IMODE(os.lstat(os.path.dirname(p)).st_mode) == 0o770
+        assert stat.S_IMODE(os.lstat(os.path.dirname(p)).st_mode) == 0o2770
         chown(p, nobody(), os.getgid())  # as if another member had written them
     assert run(d, A, extra_env=shared)["optimised"] == 0
     os.chmod(d, 0o777)  # writable by everyone: refused even when shared

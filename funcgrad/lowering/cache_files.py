@@ -143,12 +143,16 @@ def _makedirs(path: str, mode: int) -> list[str]:
         p = parent
     for d in reversed(missing):
         try:
-            os.mkdir(d, mode)
+            _mkdir(d, mode)
         except FileExistsError:  # (made meanwhile by someone else: checked below like ours)
             continue
-        if mode & 0o070:  # (shared: group bits the umask may have taken away)
-            os.chmod(d, mode)
     return missing[::-1]
+
+
+def _mkdir(d: str, mode: int) -> None:
+    os.mkdir(d, mode)
+    if mode & 0o070:  # (shared: the group bits the umask took; a set-group-ID bit inherited stays)
+        os.chmod(d, stat.S_IMODE(os.stat(d).st_mode) | mode)
 
 
 def _check_directory(r: Root, created: list[str]) -> str:
@@ -191,8 +195,8 @@ def _read_secret(r: Root) -> str:
             return f"its key file {path} is not a regular file"
         # The key must be readable by no one who may not write entries: no one else, or
         # (shared) the group only, which may not change it.
-        secret = stat.S_IMODE(st.st_mode) & (0o027 if r.shared else 0o077)
-        if not r.trusted(st) or secret:
+        open_bits = stat.S_IMODE(st.st_mode) & (0o027 if r.shared else 0o077)
+        if not r.trusted(st) or open_bits:
             return (r.distrust(f"its key file {path}", st) if not r.trusted(st) else
                     f"its key file {path} is open to {'others' if r.shared else 'its group or others'} "
                     f"(mode {stat.S_IMODE(st.st_mode):o}, should be {r.file_mode:o})")
@@ -285,9 +289,7 @@ def write(r: Root, path: str, parts) -> None:
     Raises OSError (``FileNotFoundError``: the cache directory is gone)."""
     folder = os.path.dirname(path)
     try:
-        os.mkdir(folder, r.dir_mode)
-        if r.shared:
-            os.chmod(folder, r.dir_mode)
+        _mkdir(folder, r.dir_mode)
     except FileExistsError:
         pass
     st = os.lstat(folder)
