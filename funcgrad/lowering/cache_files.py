@@ -31,12 +31,14 @@ import os
 import stat
 import tempfile
 import threading
+import time
 import warnings
 
 from funcgrad import config
 
 KEY_FILE = "hmac.key"
 _SECRET_BYTES = 32
+_TOUCH_AFTER = 3600.0  # seconds: a load refreshes an entry's time only if older (a write of its inode)
 MAX_ENTRY = 64 * 2**20  # (an object of 64 MB would be an enormous program; a bigger file is not ours)
 _READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -259,10 +261,11 @@ def read(r: Root, path: str) -> bytes | None:
             data = os.read(fd, st.st_size + 1)
             if len(data) != st.st_size:
                 return None  # (changed while we read it)
-            try:
-                os.utime(fd)  # most recently used
-            except OSError:
-                pass
+            if time.time() - st.st_mtime > _TOUCH_AFTER:
+                try:
+                    os.utime(fd)  # most recently used (for eviction: to the hour is enough)
+                except OSError:
+                    pass
     except OSError:
         return None
     finally:

@@ -17,10 +17,10 @@ for it and was written by someone holding the key, so a foreign, swapped, plante
 truncated or corrupted entry is refused before a byte of it reaches LLVM (and deleted if
 it is ours; the program is compiled and the entry rewritten). Writes go to a private
 temporary file in the same directory, renamed into place (atomic on POSIX), so concurrent
-processes never see a partial entry. The directory is kept under a size
-bound by deleting the least recently used entries (reads refresh an entry's time); stores
-check the bound by sampling one subdirectory, and walk the whole cache only when the
-sample says it may be over.
+processes never see a partial entry. The directory is kept under a size bound by
+deleting the least recently used entries (reads refresh an entry's time, to the hour);
+stores check the bound by sampling one subdirectory, and walk the whole cache only when
+the sample says it may be over.
 
 Settings (``funcgrad/config.py``): ``FUNCGRAD_NO_DISK_CACHE=1`` turns it off,
 ``FUNCGRAD_CACHE_DIR`` moves it (default ``$XDG_CACHE_HOME/funcgrad`` or
