@@ -8,9 +8,11 @@ import json
 import os
 import pwd
 import resource
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -285,3 +287,17 @@ def test_a_shared_cache_is_an_opt_in_for_the_directory_group(tmp_path):
     os.chmod(d, 0o777)  # writable by everyone: refused even when shared
     out = run(d, A, extra_env=shared)
     assert out["out"] == [A_OUT] and "writable by others" in out["warnings"][0]
+
+
+def test_a_private_temporary_directory_is_used_without_a_warning(monkeypatch, recwarn):
+    # (the test suite may run with its cache in such a directory)
+    d = tempfile.mkdtemp(prefix="fg-cache-")
+    try:
+        monkeypatch.setenv(config.CACHE_DIR, d)
+        monkeypatch.delenv(config.NO_DISK_CACHE, raising=False)
+        assert disk_cache.enabled()
+        disk_cache.store("ab" * 32, b"payload")
+        assert disk_cache.load("ab" * 32) == b"payload"
+        assert not [w for w in recwarn if "compilation cache" in str(w.message)]
+    finally:
+        shutil.rmtree(d)
