@@ -186,6 +186,7 @@ def _from_program_cache(closed: ClosedJaxpr, key: str, title: str) -> Executable
     imports = {const_symbol(k): arr.ctypes.data for k, arr in enumerate(keep)}
     module = engine.load_module(r["object"], r["declared"], r["symbols"], imports, lambda: emitted().text)
     if module is None or not all(s in module.addrs for s in ("entry", "entry_ptrs")):
+        disk_cache.discard(key)  # (a record that does not fit its object: compiled and rewritten)
         return None
     program_cache.counts["hits"] += 1
     return Executable(closed, emitted, module, keep, r["stats"])

@@ -9,40 +9,49 @@ The key is the SHA-256 of a format tag, the engine's fingerprint (target triple,
 name and features, llvmlite version, optimisation pipeline), funcgrad's version and the
 IR text. An entry is one file ``<dir>/<key[:2]>/<key>.fgo``:
 
-    b"FGO1" | key (32 bytes) | SHA-256 of the payload (32 bytes) | payload (object code)
+    b"FGO2" | key (32 bytes) | HMAC-SHA256 of magic, key and payload (32 bytes) | payload
 
-Only bytes are read back (nothing is unpickled or executed before it passes both
-checks); a truncated, corrupted or foreign file is ignored and rewritten. Writes go to
-a temporary file in the same directory and are renamed into place (atomic on POSIX),
-so concurrent processes never see a partial entry. The directory is kept under a size
-bound by deleting the least recently used entries (reads refresh an entry's time); stores
-check the bound by sampling one subdirectory, and walk the whole cache only when the
-sample says it may be over.
+The HMAC is under the cache directory's secret key (``cache_files``: what the cache trusts,
+the file checks, the key file): an entry is used only if it names the exact key that asked
+for it and was written by someone holding the key, so a foreign, swapped, planted,
+truncated or corrupted entry is refused before a byte of it reaches LLVM (and deleted if
+it is ours; the program is compiled and the entry rewritten). Writes go to a private
+temporary file in the same directory, renamed into place (atomic on POSIX), so concurrent
+processes never see a partial entry. The directory is kept under a size bound by
+deleting the least recently used entries (reads refresh an entry's time, to the hour);
+stores check the bound by sampling one subdirectory, and walk the whole cache only when
+the sample says it may be over.
 
 Settings (``funcgrad/config.py``): ``FUNCGRAD_NO_DISK_CACHE=1`` turns it off,
 ``FUNCGRAD_CACHE_DIR`` moves it (default ``$XDG_CACHE_HOME/funcgrad`` or
-``~/.cache/funcgrad``), ``FUNCGRAD_CACHE_MAX_MB`` bounds it (default 256). Any OS error
-(read-only or full disk) turns into a cache miss, never into a failed compilation.
+``~/.cache/funcgrad``), ``FUNCGRAD_CACHE_MAX_MB`` bounds it (default 256),
+``FUNCGRAD_CACHE_SHARED=1`` shares it with the directory's group. Any OS error (read-only
+or full disk) turns into a cache miss (a directory that cannot be made or checked: into
+the one warning), never into a failed compilation.
 """
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
-import tempfile
+import stat
 
 from funcgrad import config
+from funcgrad.lowering import cache_files
 
-_MAGIC = b"FGO1"
+_MAGIC = b"FGO2"
 _HEADER = len(_MAGIC) + 32 + 32
 _SUFFIX = ".fgo"
-_VERSION = "funcgrad 0.1.0 / disk cache 1"
+_VERSION = "funcgrad 0.1.0 / disk cache 2"
 # Check the directory's size every this many stores, first by a sample (``_over_bound``).
 _EVICT_EVERY = 16
 _stores = [0]
 
 
 def enabled() -> bool:
-    return not config.flag(config.NO_DISK_CACHE)
+    """On, and its directory fit for use (else: one warning, and programs compile as if it
+    were off)."""
+    return not config.flag(config.NO_DISK_CACHE) and cache_files.root(directory()).secret is not None
 
 
 def directory() -> str:
@@ -64,49 +73,57 @@ def key(text: str, fingerprint: str) -> str:
     return h.hexdigest()
 
 
-def _path(k: str) -> str:
-    return os.path.join(directory(), k[:2], k + _SUFFIX)
+def _path(root: str, k: str) -> str:
+    return os.path.join(root, k[:2], k + _SUFFIX)
 
 
 def load(k: str) -> bytes | None:
-    """The object stored under ``k``, or None (missing, unreadable, or not intact)."""
-    path = _path(k)
-    try:
-        with open(path, "rb") as f:
-            blob = f.read()
-    except OSError:
+    """The object stored under ``k``, or None (missing, not trusted, or not sealed for
+    ``k`` under this cache's key)."""
+    root = cache_files.root(directory())
+    if root.secret is None:
         return None
-    payload = blob[_HEADER:]
-    if (len(blob) <= _HEADER or blob[:4] != _MAGIC or blob[4:36] != bytes.fromhex(k)
-            or blob[36:68] != hashlib.sha256(payload).digest()):
-        return None  # foreign, truncated or corrupted: recompiled and rewritten
-    try:
-        os.utime(path)  # most recently used
-    except OSError:
-        pass
-    return payload
+    path = _path(root.path, k)
+    blob = cache_files.read(root, path)
+    if blob is None:
+        return None
+    head = _MAGIC + bytes.fromhex(k)
+    payload = memoryview(blob)[_HEADER:]
+    if (len(blob) <= _HEADER or blob[:36] != head
+            or not hmac.compare_digest(blob[36:_HEADER], cache_files.seal(root.secret, head, payload))):
+        cache_files.discard(root, path)  # foreign, planted or damaged: recompiled and rewritten
+        return None
+    return blob[_HEADER:]
+
+
+def discard(k: str) -> None:
+    """Delete the entry under ``k`` (it passed the checks but does not work: e.g. a record
+    whose object does not link)."""
+    root = cache_files.root(directory())
+    if root.secret is not None:
+        cache_files.discard(root, _path(root.path, k))
 
 
 def store(k: str, payload: bytes) -> None:
     """Write the entry atomically (a temporary file renamed into place)."""
-    path = _path(k)
-    folder = os.path.dirname(path)
-    tmp = None
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=_SUFFIX)
-        with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + bytes.fromhex(k) + hashlib.sha256(payload).digest() + payload)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError:
+    if len(payload) + _HEADER > cache_files.MAX_ENTRY:
+        return  # (it would be refused when read)
+    for _ in range(2):
+        root = cache_files.root(directory())
+        if root.secret is None:
+            return
+        path = _path(root.path, k)
+        head = _MAGIC + bytes.fromhex(k)
+        try:
+            cache_files.write(root, path, (head, cache_files.seal(root.secret, head, payload), payload))
+            break
+        except FileNotFoundError:  # the directory was removed: made (with a new key) again
+            cache_files.forget(root.path)
+        except OSError:
+            return
+    else:
         return
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    folder = os.path.dirname(path)
     _stores[0] += 1
     if _stores[0] % _EVICT_EVERY == 1 and _over_bound(folder, max_bytes()):
         evict(max_bytes())
@@ -129,15 +146,17 @@ def _over_bound(folder: str, limit: int) -> bool:
 
 
 def entries() -> list[tuple[float, int, str]]:
-    """(last use, size, path) of every entry."""
+    """(last use, size, path) of every entry (none if the cache is not usable)."""
     found = []
-    root = directory()
+    root = cache_files.root(directory())
+    if root.secret is None:
+        return found
     try:
-        subdirs = os.listdir(root)
+        subdirs = os.listdir(root.path)
     except OSError:
         return found
     for sub in subdirs:
-        folder = os.path.join(root, sub)
+        folder = os.path.join(root.path, sub)
         try:
             names = os.listdir(folder)
         except OSError:
@@ -146,10 +165,11 @@ def entries() -> list[tuple[float, int, str]]:
             if name.endswith(_SUFFIX) and not name.startswith(".tmp-"):
                 p = os.path.join(folder, name)
                 try:
-                    st = os.stat(p)
+                    st = os.lstat(p)
                 except OSError:
                     continue
-                found.append((st.st_mtime, st.st_size, p))
+                if stat.S_ISREG(st.st_mode):
+                    found.append((st.st_mtime, st.st_size, p))
     return found
 
 
@@ -179,4 +199,4 @@ def clear() -> None:
             pass
 
 
-__all__ = ["enabled", "directory", "key", "load", "store", "evict", "clear", "entries", "max_bytes"]
+__all__ = ["enabled", "directory", "key", "load", "store", "discard", "evict", "clear", "entries", "max_bytes"]

@@ -262,11 +262,12 @@ def object_key(text: str, library: bool = False) -> str | None:
     return disk_cache.key(text, _init()["fingerprint"] + ("\nlibrary" if library else ""))
 
 
-def _object_code(text: str, library: bool = False) -> bytes:
-    """The relocatable object for ``text``: from the disk cache, or compiled (and stored)."""
+def _object_code(text: str, library: bool = False, cached: bool = True) -> bytes:
+    """The relocatable object for ``text``: from the disk cache (unless not ``cached``), or
+    compiled (and stored)."""
     st = _init()
     key = object_key(text, library)
-    obj = disk_cache.load(key) if key else None
+    obj = disk_cache.load(key) if key and cached else None
     if obj is None:
         kind = pipeline(text, library)
         mod = _optimise_or_retry(text, kind)
@@ -307,8 +308,10 @@ def compile_module(text: str, symbols: list[str], unique: str = "@fg_main_", imp
         if key is None and _tiered().eligible(text, symbols, unique, library):  # (disk cache off)
             handle = _tiered().compile_quick(text, symbols, imports)  # (the optimised code follows)
         else:
-            obj = obj if obj is not None else _object_code(text, library)
-            handle = _link(obj, declared_names(text), symbols, unique, imports, text, library)
+            link = (declared_names(text), symbols, unique, imports, text, library)
+            handle = _link_cached(key, obj, *link) if obj is not None else None
+            if handle is None:
+                handle = _link(_object_code(text, library, cached=False), *link)
             # The same program compiled again in this process is found by the program
             # cache, which links by object key (``load_module``): it gets this module
             # instead of a second copy of its code.
@@ -350,11 +353,21 @@ def load_module(key: str, declared: list[str], symbols: list[str], imports: dict
             return hit
         _init()
         obj = disk_cache.load(key)
-        if obj is None:
-            return None
-        handle = _link(obj, declared, symbols, "@fg_main_", imports, text, library)
-        _module_cache[cache_key] = handle
+        handle = _link_cached(key, obj, declared, symbols, "@fg_main_", imports, text, library) if obj else None
+        if handle is not None:
+            _module_cache[cache_key] = handle
         return handle
+
+
+def _link_cached(key: str, obj: bytes, *args) -> CompiledModule | None:
+    """``_link`` of an object read from the disk cache, or None when it does not link (a
+    symbol missing, an object LLVM rejects): the entry is deleted and the caller compiles,
+    so a bad entry costs one compilation, never an error."""
+    try:
+        return _link(obj, *args)
+    except (RuntimeError, KeyError):
+        disk_cache.discard(key)
+        return None
 
 
 def _link(obj: bytes, declared, symbols, unique, imports, text, library=False, extra=None,
