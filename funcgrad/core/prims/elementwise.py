@@ -416,13 +416,7 @@ def _convert_element_type_impl(x, *, new_dtype, weak_type=False):
         x = x.real  # JAX's cast: the imaginary part is discarded (numpy_api warns)
     if x.dtype.kind == "f" and new_dtype.kind in "iu":
         # Like NumPy's cast but defined for NaN/inf/out-of-range (no UB): saturate, NaN->0.
-        # (iinfo.max is not representable as a float: compare, don't clip, at the top.)
-        info = np.iinfo(new_dtype)
-        with np.errstate(invalid="ignore"):
-            big = x >= float(info.max) + 1.0
-            y = np.where(np.isnan(x) | big, 0, np.clip(x, info.min, info.max))
-            out = np.trunc(y).astype(new_dtype)
-            return np.where(big, info.max, out).astype(new_dtype)
+        return dtypes.float_to_int(x, new_dtype)
     return x.astype(new_dtype)
 
 
