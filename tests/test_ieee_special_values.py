@@ -156,3 +156,15 @@ def test_square_root_power_is_numpys():
         for f in (lambda x: x ** 0.5, lambda x: fnp.power(x, 0.5), lambda x: fnp.sqrt(x)):
             with np.errstate(invalid="ignore"):
                 _same_bits(fg.jit(f)(xs), f(fnp.asarray(xs)), "x ** 0.5")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_integer_power_and_casts_on_special_values(dtype):
+    x = np.array(SPECIAL, dtype)
+    with np.errstate(all="ignore"):
+        for y in (-3, -2, -1, 0, 1, 2, 3, 5):
+            f = lambda x: lax.integer_pow(x, y)  # noqa: E731
+            _same_bits(fg.jit(f)(x), f(x), f"integer_pow {y}")
+        for to in (np.float32, np.float64, np.complex128):
+            f = lambda x: lax.convert_element_type(x, to)  # noqa: E731
+            _same_bits(fg.jit(f)(x), f(x), f"convert to {np.dtype(to).name}")
