@@ -11,6 +11,7 @@ import pytest
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad.core import ad_util
 from funcgrad.lowering import algebra
 from funcgrad.lowering.compiler import simplify
 from tests.harness import assert_same, compiled_and_evaluated
@@ -51,7 +52,7 @@ def test_hessian_identity_product_and_output_transpose_are_gone():
 
 @pytest.mark.parametrize("side", ["rhs", "lhs"])
 def test_identity_constant_dot(side):
-    eye, y = np.eye(5), RNG.normal(size=(3, 5, 4))
+    eye, y = ad_util.mark_transform_basis(np.eye(5)), RNG.normal(size=(3, 5, 4))  # (as jacfwd makes it)
     if side == "rhs":
         def f(y):
             return lax.dot_general(y, eye, (((1,), (1,)), ((), ())))  # -> [3, 4, 5]
@@ -61,6 +62,16 @@ def test_identity_constant_dot(side):
     assert "dot_general" not in _prims(_simplified(f, y))
     got, want = compiled_and_evaluated(f, y)
     assert_same(got, want, rtol=0)  # exact: y*1 + zeros
+
+
+def test_users_identity_matrix_is_a_product():
+    """``x @ I`` is not ``x`` when ``x`` holds inf or nan (``inf * 0`` is nan): only
+    the bases transforms make are dropped."""
+    eye, y = np.eye(4), np.array([[np.inf, 1.0, -0.0, np.nan]])
+    f = lambda y: y @ eye  # noqa: E731
+    assert "dot_general" in _prims(_simplified(f, y))
+    (got,), (want,) = compiled_and_evaluated(f, y)
+    assert np.array_equal(got, want, equal_nan=True) and np.isnan(got[0, 1])
 
 
 def test_non_identity_constant_is_a_product():
@@ -117,18 +128,39 @@ def test_transpose_of_transpose():
     _check(g, x, rtol=0)
 
 
+def _zeros(value):
+    return lax.broadcast_in_dim(lax.broadcast_in_dim(value, (3,), ()), (3, 4), (0,))
+
+
 def test_zeros_and_ones():
+    """The zeros transforms make (``ad_util.transform_zero``) drop out of any arithmetic."""
     x = RNG.normal(size=(3, 4))
-    z = lambda: lax.broadcast_in_dim(lax.broadcast_in_dim(0.0, (3,), ()), (3, 4), (0,))  # noqa: E731
+    z = lambda: _zeros(ad_util.transform_zero(np.float64))  # noqa: E731
 
     def f(x):
-        return (x + z()) * 1.0 - z(), x * z()
+        return (x + z()) * 1.0 - z(), x * z(), z() + x
 
     simple = _simplified(f, x)
     assert "add" not in _prims(simple) and "mul" not in _prims(simple) and "sub" not in _prims(simple)
     _check(f, x, rtol=0)
     xi = np.arange(6).reshape(2, 3)
     _check(lambda x: (x + 0) * 1, xi)
+    assert _prims(_simplified(lambda x: (x + 0) * 1 - 0, xi)) == []  # exact on integers
+
+
+def test_users_zeros_stay_unless_exact():
+    """On a user's float zeros only ``x - 0.0``, ``x + (-0.0)`` and ``x * 1`` go: ``x + 0.0``
+    is ``0.0`` at ``x = -0.0`` and ``x * 0.0`` is nan at inf and nan."""
+    x = np.array([[np.nan, np.inf, -np.inf, -0.0], [0.0, -1.0, 2.0, 0.5], [1.0, -0.0, 3.0, -2.0]])
+    kept = [lambda x: x + _zeros(0.0), lambda x: _zeros(0.0) + x, lambda x: x * _zeros(0.0),
+            lambda x: _zeros(-0.0) * x, lambda x: x - _zeros(-0.0)]
+    for f in kept:
+        assert len(_prims(_simplified(f, x))) == 3
+        _check(f, x, rtol=0)
+    gone = [lambda x: x + _zeros(-0.0), lambda x: _zeros(-0.0) + x, lambda x: x - _zeros(0.0), lambda x: x * 1.0]
+    for f in gone:
+        assert "add" not in _prims(_simplified(f, x)) and "sub" not in _prims(_simplified(f, x))
+        _check(f, x, rtol=0)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int32])

@@ -8,6 +8,7 @@ import pytest
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad.core import ad_util
 from funcgrad.lowering import compiler
 from funcgrad.lowering import dot as ldot
 from tests.harness import assert_same
@@ -155,7 +156,7 @@ def test_gemm_operand_buffer_is_written_on_the_calling_thread():
 
 
 def test_identity_constant_rule_still_applies_to_a_transposed_operand():
-    eye, y = np.eye(5), RNG.normal(size=(5, 3))
+    eye, y = ad_util.mark_transform_basis(np.eye(5)), RNG.normal(size=(5, 3))  # (a jacfwd basis)
     f = lambda y: lax.dot_general(y.T, eye, (((1,), (0,)), ((), ())))  # noqa: E731  (y.T @ I)
     assert "dot_general" not in _prims(f, y)
     assert_same(fg.jit(f)(y), y.T @ eye, rtol=0)

@@ -12,6 +12,7 @@ and concrete values (residuals) for the others. ``ct`` may be ``Zero``.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Callable
 
 import numpy as np
@@ -96,11 +97,49 @@ def is_differentiable(aval: ShapedArray) -> bool:
     return aval.dtype.kind in "fc" or type(aval) in differentiable_avals
 
 
+# --- values the transforms make -------------------------------------------------------
+# Compiled code drops arithmetic on the zeros and identity bases the transforms make
+# (``x * 0 -> 0``, ``x + 0 -> x``, ``dot(x, I) -> x``: what symbolic zeros would have
+# skipped; ``lowering/algebra.py``), never on the user's own constants, because those
+# rewrites take ``x`` finite (``inf * 0`` is nan, ``-0.0 + 0.0`` is ``0.0``). The
+# transforms' values are known by identity: one shared read-only 0-d zero per dtype
+# (it reaches the jaxpr as a literal's value) and a registry of the identity bases
+# ``jacfwd``/``jacrev`` push through (they reach it as constants).
+_transform_zeros: dict = {}
+_transform_bases: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def transform_zero(dtype) -> np.ndarray:
+    """The 0-d zero of ``dtype`` that transforms instantiate (see above)."""
+    dtype = np.dtype(dtype)
+    z = _transform_zeros.get(dtype)
+    if z is None:
+        z = np.zeros((), dtype)
+        z.flags.writeable = False
+        _transform_zeros[dtype] = z
+    return z
+
+
+def is_transform_zero(val) -> bool:
+    return type(val) is np.ndarray and _transform_zeros.get(val.dtype) is val
+
+
+def mark_transform_basis(arr: np.ndarray) -> np.ndarray:
+    """Record ``arr`` (read-only from now on) as an identity basis a transform made."""
+    arr.flags.writeable = False
+    _transform_bases[id(arr)] = arr
+    return arr
+
+
+def is_transform_basis(val) -> bool:
+    return _transform_bases.get(id(val)) is val
+
+
 def zeros_like_aval(aval: ShapedArray):
     if type(aval) is not ShapedArray:
         return aval_zeros[type(aval)](aval)
     broadcast_in_dim_p = PRIMITIVES["broadcast_in_dim"]  # (by name: the prims import us)
-    zero = np.zeros((), aval.dtype)
+    zero = transform_zero(aval.dtype)
     if not aval.shape:
         return zero
     if not is_staging():

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.core import pytree
+from funcgrad.core.dtypes import float_to_int
 
 _ndarray = np.ndarray
 _getitem = np.ndarray.__getitem__
@@ -107,10 +108,23 @@ class Array(np.ndarray):
         return self.copy()
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        """Like ``numpy.ndarray.astype``; the result is a (read-only) value too."""
-        if not copy and np.dtype(dtype) == self.dtype:
+        """Like ``numpy.ndarray.astype``, but float -> integer follows funcgrad's rule, as
+        ``fnp.astype`` and compiled code do (truncate, saturate at the integer range,
+        NaN -> 0; NumPy gives platform values there); the result is a (read-only) value."""
+        dtype = np.dtype(dtype)
+        if not copy and dtype == self.dtype:
             return self
-        return fresh_value(_ndarray.astype(unwrap(self), dtype, order=order, casting=casting))
+        base = unwrap(self)
+        if self.dtype.kind in "fc" and dtype.kind in "iu" and casting == "unsafe":
+            if self.dtype.kind == "c":
+                import warnings  # (NumPy's warning for the discarded imaginary part)
+
+                warnings.warn("Casting complex values to real discards the imaginary part",
+                              np.exceptions.ComplexWarning, stacklevel=2)
+                base = base.real
+            out = float_to_int(base, dtype)
+            return fresh_value(out if order in ("K", "A", "C") else np.asarray(out, order=order))
+        return fresh_value(_ndarray.astype(base, dtype, order=order, casting=casting))
 
     def __reduce_ex__(self, protocol):
         return (from_pickle, (np.array(self, copy=True),))

@@ -11,6 +11,17 @@ from funcgrad.core import dtypes
 class ShapedArray:
     """Static shape + dtype (+ weak_type for values that came from Python scalars).
 
+    The weak-type rule, one for eager, staged and compiled code: a weak value stands for a
+    Python scalar (a Python scalar passed to ``jit``/``make_jaxpr``), and only Python's
+    operators on Python scalars give one (``convert_element_type(weak_type=True)``, from
+    ``numpy_api/methods.py``). Every other primitive's result is strong, structural ones
+    (``reshape``, ``broadcast_in_dim``, ``select_n``, ...) included, because eagerly a
+    primitive applied to a Python scalar gives a NumPy array or scalar, which is strong:
+    ``fnp.repeat(s, 2) + float32`` is float64 eagerly, so staged too (JAX's structural
+    ops keep weak types; funcgrad's cannot, eager values being NumPy's). A
+    ``funcgrad.numpy`` function that returns an argument as it is makes it strong at its
+    boundary (``methods._strong``).
+
     Printed in short form: ``f64[3,4]``, ``i64[]``, ``bool[5]``.
     """
 

@@ -134,3 +134,17 @@ def result_type(*dtypes_and_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool
         return np.dtype(dt), True
     standins = [_WEAK_STANDIN[dt.kind] for dt in weak]
     return np.dtype(np.result_type(*strong, *standins)), False
+
+
+def float_to_int(x: np.ndarray, dtype) -> np.ndarray:
+    """``x`` (real floats) cast to the integer ``dtype`` by funcgrad's one rule, on every
+    path (``convert_element_type``, ``x.astype``, compiled code): truncate toward zero,
+    saturate at the integer range, NaN -> 0. NumPy's own cast is undefined there (C's
+    rule) and gives platform values (``INT_MIN`` on x86-64 for NaN, wrapped bytes)."""
+    dtype = np.dtype(dtype)
+    info = np.iinfo(dtype)
+    with np.errstate(invalid="ignore"):
+        big = x >= float(info.max) + 1.0  # (iinfo.max is not a float: compare, don't clip, at the top)
+        y = np.where(np.isnan(x) | big, 0, np.clip(x, info.min, info.max))
+        out = np.trunc(y).astype(dtype)
+        return np.where(big, info.max, out).astype(dtype)

@@ -5,8 +5,8 @@ an identity matrix through ``dot_general``, ``vmap`` leaves unit dims and transp
 around products, linearization adds zeros. Compiled code rewrites these away (the
 staged jaxpr, what ``make_jaxpr`` prints, is left as the transforms made it):
 
-- ``dot_general`` with an identity-matrix constant -> a ``transpose`` of the other
-  operand (exact for finite values: ``x*1 + 0*...`` is ``x``);
+- ``dot_general`` with an identity basis a transform made (``jacfwd``/``jacrev``) -> a
+  ``transpose`` of the other operand (exact for finite values: ``x*1 + 0*...`` is ``x``);
 - ``transpose(dot_general(x, y))`` that swaps the lhs and rhs free dims ->
   ``dot_general(y, x)``, which BLAS writes in place (no transpose pass);
 - ``reshape`` dropping unit free dims of a ``dot_general`` result -> the product of
@@ -15,9 +15,15 @@ staged jaxpr, what ``make_jaxpr`` prints, is left as the transforms made it):
   dims renamed, when the free dims keep their order (``x.T @ g``: BLAS's transpose
   flag, no transposed copy);
 - ``transpose(transpose(x))`` -> one transpose (none if the permutations cancel);
-- ``x + 0``, ``x - 0``, ``x * 1`` -> ``x``; ``x * 0`` -> ``0`` (zeros being a literal or a
-  broadcast of one, as linearization makes them; like JAX's symbolic zeros this takes
-  ``x`` finite);
+- ``x + 0``, ``x - 0`` -> ``x`` and ``x * 0`` -> ``0`` for the zeros transforms make
+  (``ad_util.transform_zero``, a literal or a broadcast of one, as linearization
+  instantiates symbolic zeros; like JAX's symbolic zeros this takes ``x`` finite). On
+  the user's constants only the IEEE-exact forms apply: ``x * 1``, ``x - 0.0``,
+  ``x + (-0.0)`` -> ``x``, and any of them on integers (``inf * 0`` is nan and
+  ``-0.0 + 0.0`` is ``0.0``, so compiled code keeps what the user wrote);
+- ``x ** 0.5`` (the exponent a literal or a broadcast of one) -> ``sqrt(x)``: NumPy's
+  power loop takes that path for a scalar exponent, so eager ``(-inf) ** 0.5`` is nan
+  and ``(-0.0) ** 0.5`` is ``-0.0`` where C's ``pow`` gives ``inf`` and ``0.0``;
 - a ``scan`` carry that only accumulates outer products, ``acc + outer(p, q)`` (the
   weight gradient of a recurrent network, as the scan transpose builds it), becomes
   one product after the loop, ``acc + dot_general(P, Q)`` contracting the step axis of
@@ -26,9 +32,10 @@ staged jaxpr, what ``make_jaxpr`` prints, is left as the transforms made it):
   the broadcast dims -> ``x * count`` / ``x`` (the broadcast is never materialised;
   the sum is ``count*x`` rounded once, within the op-table tolerance of a summation).
 
-A rewritten value is the one the original computes (bit for bit, except the summation
-order of the products and sums named above); each rewrite applies only when the
-replaced value has no other reader that would need it.
+A rewritten value is the one the original computes (bit for bit, NaN, inf and -0.0
+included, except the summation order of the products and sums named above and the
+transform-made zeros and bases, which take the other operand finite); each rewrite
+applies only when the replaced value has no other reader that would need it.
 """
 from __future__ import annotations
 
@@ -36,11 +43,12 @@ from collections import Counter
 
 import numpy as np
 
+from funcgrad.core.ad_util import is_transform_basis, is_transform_zero
 from funcgrad.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from funcgrad.core.primitive import abstract_eval_rules
 from funcgrad.core.prims.control_flow import scan_p
 from funcgrad.core.prims.dot import dot_general_p
-from funcgrad.core.prims.elementwise import add_p, mul_p, sub_p
+from funcgrad.core.prims.elementwise import add_p, mul_p, pow_p, sqrt_p, sub_p
 from funcgrad.core.prims.reductions import reduce_max_p, reduce_min_p, reduce_sum_p
 from funcgrad.core.prims.structural import broadcast_in_dim_p, reshape_p, transpose_p
 
@@ -77,21 +85,45 @@ class _Rewriter:
         return e if e is not None and e.primitive is prim else None
 
     # --- what a value is ------------------------------------------------------------
-    def scalar_value(self, a):
-        """The one value every element of ``a`` has, if known at compile time, else None."""
+    def literal(self, a):
+        """The literal every element of ``a`` is (``a`` itself or a broadcast of it), or None."""
         while True:
             if isinstance(a, Literal):
-                return np.asarray(a.val).item() if np.shape(a.val) == () else None
+                return a if np.shape(a.val) == () else None
             e = self.made_by(a, broadcast_in_dim_p)
             if e is None:
                 return None
             a = e.inputs[0]
+
+    def is_zero(self, a, sign=None) -> bool:
+        """Is ``a`` a zero that arithmetic may drop: a transform's zero, or an integer or
+        boolean zero; with ``sign`` (``"+"``/``"-"``) also a user's float zero of that sign
+        (``x - 0.0`` and ``x + (-0.0)`` are ``x`` bit for bit; ``x + 0.0`` is not at -0.0)."""
+        lit = self.literal(a)
+        if lit is None:
+            return False
+        if is_transform_zero(lit.val):
+            return True
+        v = np.asarray(lit.val)
+        if v.dtype.kind in "biu":
+            return not v.any()
+        if sign is None or v.dtype.kind != "f" or v != 0:
+            return False
+        return bool(np.signbit(v)) == (sign == "-")
+
+    def is_one(self, a) -> bool:
+        """Is ``a`` a real or integer one (``x * 1`` is ``x`` bit for bit; a complex one
+        is not: ``(inf+0j) * (1+0j)`` has a nan imaginary part)."""
+        lit = self.literal(a)
+        return lit is not None and np.asarray(lit.val).dtype.kind in "biuf" and np.asarray(lit.val) == 1
 
     def is_identity(self, a) -> bool:
         c = self.const_of.get(id(a)) if isinstance(a, Var) else None
         if c is None:
             return False
         c = np.asarray(c)
+        if not (is_transform_basis(self.const_of[id(a)]) or c.dtype.kind in "biu"):  # (see is_zero)
+            return False
         return c.ndim == 2 and c.shape[0] == c.shape[1] and bool(np.array_equal(c, np.eye(c.shape[0], dtype=c.dtype)))
 
     # --- rules: each returns the replacement atom, or None ----------------------------
@@ -188,20 +220,25 @@ class _Rewriter:
         return self.emit(dot_general_p, ops, dimension_numbers=((lc2, rc2), (lb2, rb2)))
 
     def add(self, e, x, y):
-        if self.scalar_value(y) == 0:
+        if self.is_zero(y, "-" if e.primitive is add_p else "+"):
             return x
-        if self.scalar_value(x) == 0 and e.primitive is add_p:
+        if e.primitive is add_p and self.is_zero(x, "-"):
             return y
         return None
 
     def mul(self, e, x, y):
         for a, b in ((x, y), (y, x)):
-            v = self.scalar_value(b)
-            if v == 1 and a.aval.shape == e.outputs[0].aval.shape:
+            if a.aval.shape == e.outputs[0].aval.shape and self.is_one(b):
                 return a
-            if v == 0 and b.aval.dtype == e.outputs[0].aval.dtype:
+            if b.aval.dtype == e.outputs[0].aval.dtype and self.is_zero(b):
                 return b
         return None
+
+    def pow(self, e, x, y):
+        lit = self.literal(y)
+        if lit is None or np.asarray(lit.val).dtype.kind != "f" or np.asarray(lit.val) != 0.5:
+            return None
+        return self.emit(sqrt_p, [x])
 
     def reduce(self, e, x):
         bc = self.made_by(x, broadcast_in_dim_p)
@@ -265,11 +302,11 @@ class _Rewriter:
         ops = [ins[k] if kind == "in" else extra[k] for kind, k in stacked]
         total = self.emit(dot_general_p, ops, dimension_numbers=(((0,), (0,)), ((), ())))
         init = ins[nc + c]
-        return total if self.scalar_value(init) == 0 else self.emit(add_p, [init, total])
+        return total if self.is_zero(init, "-") else self.emit(add_p, [init, total])
 
     def run(self, jaxpr: Jaxpr) -> Jaxpr:
         rules = {transpose_p: self.transpose, reshape_p: self.reshape, dot_general_p: self.dot_general,
-                 add_p: self.add, sub_p: self.add, mul_p: self.mul,
+                 add_p: self.add, sub_p: self.add, mul_p: self.mul, pow_p: self.pow,
                  reduce_sum_p: self.reduce, reduce_max_p: self.reduce, reduce_min_p: self.reduce}
         self._hoisted = None
         subst = self.subst

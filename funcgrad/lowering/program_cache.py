@@ -6,7 +6,7 @@ function about 4.5 ms of a 12 ms warm start). This cache keys a small record by 
 *program* instead: a fingerprint of the jaxpr ``compile_jaxpr`` receives (its equations,
 avals, params, literals; the values of 0-d constants, which the code folds in, and a
 digest of the other constants, which the code reads through ``@fg_const<k>`` but whose
-values can steer the simplifier, e.g. an identity matrix), the
+values can steer the simplifier, e.g. a transform's identity basis), the
 engine's target fingerprint, funcgrad's source files and the settings that change
 emission. The record names the object code (its ``disk_cache`` key) and what linking it
 needs: the external names it declares, the name binders to replay (``engine.provider``:
@@ -30,6 +30,7 @@ import sys
 
 import numpy as np
 
+from funcgrad.core.ad_util import is_transform_basis, is_transform_zero
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.ir import ClosedJaxpr, Jaxpr, Literal
 from funcgrad.lowering import disk_cache
@@ -96,7 +97,10 @@ class _Fingerprint:
                 t = type(v)
                 if t is float:
                     return (aval(a.aval), "f", _DOUBLE.pack(v))
-                return (aval(a.aval), t.__name__, v) if t in _PLAIN else (aval(a.aval), self.value(v))
+                if t in _PLAIN:
+                    return (aval(a.aval), t.__name__, v)
+                # (a transform's zero lets the simplifier drop arithmetic a user's does not)
+                return (aval(a.aval), self.value(v), is_transform_zero(v))
             raise _NoStableEncoding("an unbound variable")
 
         eqns = []
@@ -112,7 +116,8 @@ class _Fingerprint:
         consts = ()
         if closed:  # 0-d values are folded into the code; the others' values may steer
             # the simplifier (``algebra``: an identity-matrix constant drops a product)
-            consts = tuple(self.value(c) if np.ndim(c) == 0 else _digest(c) for c in node.consts)
+            consts = tuple((self.value(c) if np.ndim(c) == 0 else _digest(c), is_transform_basis(c))
+                           for c in node.consts)
         self.table[k] = (closed, tuple([aval(v.aval) for v in j.constvars]), consts,
                          tuple([aval(v.aval) for v in j.invars]), tuple(eqns), tuple([atom(a) for a in j.outvars]))
         return k

@@ -282,35 +282,51 @@ def sinc(x, /):
     return lax.div(lax.sin(y), y)
 
 
+def _larger_first(a1, a2, x1, x2):
+    """(x1, x2) ordered so the first has the larger ``a`` (ties: ``x1`` first), chosen by
+    one select on the inputs: the function computed on either side of a tie is then the
+    analytic one, and derivatives of every order are right at ties (``max``/``min`` or a
+    select of two outputs give each side half of the first derivative and lose the
+    second: the Hessian of ``logaddexp`` at ``x1 == x2`` came out zero). A nan ``a`` counts
+    as larger, so it reaches the result (``hypot(nan, 0)`` is nan)."""
+    first = lax.bitwise_or(lax.ge(a1, a2), lax.ne(a1, a1))
+    return lax.select(first, x1, x2), lax.select(first, x2, x1)
+
+
 @_inexact
 def hypot(x1, x2, /):
     """``sqrt(x1**2 + x2**2)`` without overflow or underflow; inf if either is inf."""
     reject_complex("hypot", x1, x2)
     a1, a2 = lax.abs(x1), lax.abs(x2)
-    big, small = lax.max(a1, a2), lax.min(a1, a2)
-    # big * sqrt(1 + (small/big)**2); keep the ratio's denominator finite and nonzero.
-    ok = lax.bitwise_and(lax.gt(big, _const(big, 0.0)), lax.is_finite(big))
+    # |big| * sqrt(1 + (small/big)**2), big the input of larger magnitude; the ratio of
+    # the signed inputs (no abs: its derivative at 0 would drop d2/dx1^2 of hypot(0, y)).
+    big, small = _larger_first(a1, a2, x1, x2)
+    ok = lax.bitwise_and(lax.ne(big, _const(big, 0.0)), lax.is_finite(big))  # (a finite, nonzero denominator)
     ratio = lax.div(lax.select(ok, small, _const(small, 0.0)), lax.select(ok, big, _const(big, 1.0)))
-    h = lax.mul(big, lax.sqrt(lax.add(_const(big, 1.0), lax.mul(ratio, ratio))))
+    h = lax.mul(lax.abs(big), lax.sqrt(lax.add(_const(big, 1.0), lax.mul(ratio, ratio))))
     inf = _const(big, np.inf)
     return lax.select(lax.bitwise_or(lax.eq(a1, inf), lax.eq(a2, inf)), inf, h)
 
 
-def _logaddexp(x1, x2, log1p_exp, on_tie):
-    """Shared body: ``max + log1p_exp(-|x1 - x2|)``; equal inputs (also equal
-    infinities, whose difference would be nan) give ``max + on_tie``."""
-    tie = lax.eq(x1, x2)
+def _logaddexp(x1, x2, log1p_exp):
+    """Shared body, NumPy's formula: ``big + log1p_exp(small - big)`` (at a tie
+    ``big + log1p_exp(0)``: ``x + ln 2``, ``x + 1``), with ``big``/``small`` from
+    ``_larger_first``. Equal infinities, whose difference is nan, give ``max(x1, x2) +
+    log1p_exp(0)`` (inf, -inf; half the derivative to each), their nan difference kept out
+    of the other branch (a nan there would reach the gradient through the select)."""
+    big, small = _larger_first(x1, x2, x1, x2)
     zero = _const(x1, 0.0)
-    delta = lax.sub(lax.select(tie, zero, x1), lax.select(tie, zero, x2))
-    big = lax.max(x1, x2)
-    return lax.select(tie, lax.add(big, _const(big, on_tie)), lax.add(big, log1p_exp(lax.neg(lax.abs(delta)))))
+    same_inf = lax.bitwise_and(lax.eq(x1, x2), lax.bitwise_not(lax.is_finite(x1)))
+    d = lax.select(same_inf, zero, lax.sub(small, big))
+    on_tie = lax.add(lax.max(x1, x2), log1p_exp(zero))
+    return lax.select(same_inf, on_tie, lax.add(big, log1p_exp(d)))
 
 
 @_inexact
 def logaddexp(x1, x2, /):
     """``log(exp(x1) + exp(x2))`` without overflow."""
     reject_complex("logaddexp", x1, x2)
-    return _logaddexp(x1, x2, lambda d: lax.log1p(lax.exp(d)), _LN2)
+    return _logaddexp(x1, x2, lambda d: lax.log1p(lax.exp(d)))
 
 
 @_inexact
@@ -320,7 +336,7 @@ def logaddexp2(x1, x2, /):
     def log2_1p_exp2(d):
         return lax.div(lax.log1p(lax.pow(_const(d, 2.0), d)), _const(d, _LN2))
 
-    return _logaddexp(x1, x2, log2_1p_exp2, 1.0)
+    return _logaddexp(x1, x2, log2_1p_exp2)
 
 
 @_inexact

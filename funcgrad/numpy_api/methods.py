@@ -198,6 +198,20 @@ def _inputs(args, kwargs):
     return found
 
 
+def _strong(out):
+    """A traced result of a ``funcgrad.numpy`` function, strongly typed: NumPy's functions
+    give NumPy arrays and scalars whatever they were given (``np.repeat(1.5, 2) + f32`` is
+    float64), so ``fnp.repeat(s, 2)`` of a weak ``s`` (a Python scalar passed to ``jit``)
+    is strong too, and eager, staged and compiled dtypes agree. This is the one place the
+    rule is applied: structural primitives keep a weak type (as JAX's do), and only
+    Python's operators on weak values give weak values (``_as_python_arithmetic``)."""
+    if getattr(out.aval, "weak_type", False):
+        from funcgrad.core import lax_api
+
+        return lax_api.convert_element_type(out, out.aval.dtype, weak_type=False)
+    return out
+
+
 def _value(out, args, kwargs):
     t = type(out)
     if t is Array:  # a value already, unless it is an argument NumPy left writeable
@@ -209,6 +223,8 @@ def _value(out, args, kwargs):
         if t is tuple or t is list:
             return t(items)
         return t._make(items) if hasattr(t, "_make") else t(items)
+    if isinstance(out, Tracer):
+        return _strong(out)
     return out
 
 
@@ -235,6 +251,8 @@ def _generic_boundary(fn):
             return out
         if t is np.ndarray or t is tuple or t is list or isinstance(out, tuple):
             return _value(out, args, kwargs)
+        if isinstance(out, Tracer):
+            return _strong(out)
         return out
     return public
 
@@ -250,7 +268,7 @@ def _fixed_arity_boundary(fn):
     if not params or any(p.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD) or p.name.startswith("_") for p in params):
         return None
     ns = {"_fn": fn, "_Array": Array, "_nd": np.ndarray, "_value": _value, "_tuple": tuple, "_list": list,
-          "_type": type, "_isinstance": isinstance}
+          "_type": type, "_isinstance": isinstance, "_Tracer": Tracer, "_strong": _strong}
     decl, call, names = [], [], []
     for k, p in enumerate(params):
         name = f"a{k}"
@@ -279,6 +297,8 @@ def _fixed_arity_boundary(fn):
         "        return _out",
         "    if _t is _nd or _t is _tuple or _t is _list or _isinstance(_out, _tuple):",
         f"        return _value(_out, {everything}, {{}})",
+        "    if _isinstance(_out, _Tracer):",
+        "        return _strong(_out)",
         "    return _out",
     ]
     # Compiled under this file's name: frames of the wrapper are funcgrad's, so the source

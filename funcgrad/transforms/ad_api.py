@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.core import pytree
+from funcgrad.core import ad_util, pytree
 from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, tangent_aval
 from funcgrad.core.array import grad_results, leaf_values
 from funcgrad.core.prims.elementwise import stop_gradient_p
@@ -455,7 +455,8 @@ def _basis(avals):
     eye = np.eye(total, dtype=dtype)
     out, start = [], 0
     for a, n in zip(avals, sizes):
-        out.append(eye[:, start : start + n].reshape((total,) + a.shape).astype(a.dtype))
+        # (marked: compiled code may drop a product with it, ``lowering/algebra.py``)
+        out.append(ad_util.mark_transform_basis(eye[:, start : start + n].reshape((total,) + a.shape).astype(a.dtype)))
         start += n
     return out, sizes
 

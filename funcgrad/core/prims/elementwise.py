@@ -307,7 +307,7 @@ def _integer_pow_abstract_eval(x, *, y: int):
     check_kind("integer_pow", x, NUM)
     if not isinstance(y, int):
         raise TypeError(f"integer_pow: exponent must be a Python int, got {type(y).__name__}")
-    return x
+    return x.strip_weak_type()  # (see ShapedArray.weak_type)
 
 
 def _integer_pow_jvp_partial(g, ans, x, *, y):
@@ -401,8 +401,7 @@ def _select_n_abstract_eval(which, *cases):
             raise TypeError("select_n: a boolean predicate selects between at most two cases")
     elif which.dtype != np.int32:
         raise TypeError(f"select_n: predicate must be bool or int32, got {which.str_short()}")
-    weak = all(c.weak_type for c in cases)
-    return cases[0].update(weak_type=weak)
+    return cases[0].strip_weak_type()  # (see ShapedArray.weak_type)
 
 
 # --- convert_element_type --------------------------------------------------------------
@@ -416,13 +415,7 @@ def _convert_element_type_impl(x, *, new_dtype, weak_type=False):
         x = x.real  # JAX's cast: the imaginary part is discarded (numpy_api warns)
     if x.dtype.kind == "f" and new_dtype.kind in "iu":
         # Like NumPy's cast but defined for NaN/inf/out-of-range (no UB): saturate, NaN->0.
-        # (iinfo.max is not representable as a float: compare, don't clip, at the top.)
-        info = np.iinfo(new_dtype)
-        with np.errstate(invalid="ignore"):
-            big = x >= float(info.max) + 1.0
-            y = np.where(np.isnan(x) | big, 0, np.clip(x, info.min, info.max))
-            out = np.trunc(y).astype(new_dtype)
-            return np.where(big, info.max, out).astype(new_dtype)
+        return dtypes.float_to_int(x, new_dtype)
     return x.astype(new_dtype)
 
 

@@ -101,7 +101,7 @@ def _dynamic_slice_abstract_eval(x, *starts, slice_sizes):
     _check_starts("dynamic_slice", x, starts)
     if len(slice_sizes) != x.ndim or any(not 0 <= m <= n for m, n in zip(slice_sizes, x.shape)):
         raise ValueError(f"dynamic_slice: slice_sizes {slice_sizes} do not fit in {x.str_short()}")
-    return ShapedArray(slice_sizes, x.dtype, x.weak_type)
+    return ShapedArray(slice_sizes, x.dtype, False)  # (strong: see ShapedArray.weak_type)
 
 
 # dynamic_slice: linear in the operand; the start indices are integers (no tangent).
@@ -280,7 +280,7 @@ def _gather_abstract_eval(operand, indices, *, mode, fill_value=None):
             f"{operand.str_short()} (indices {indices.str_short()}); use mode 'fill'"
         )
     k = indices.shape[-1]
-    return ShapedArray(indices.shape[:-1] + operand.shape[k:], operand.dtype, operand.weak_type)
+    return ShapedArray(indices.shape[:-1] + operand.shape[k:], operand.dtype, False)
 
 
 # gather: linear in the operand (filled positions have zero tangent).
@@ -390,7 +390,7 @@ def _scatter_abstract_eval(operand, indices, updates, *, kind, mode):
             f"scatter: updates must be {ShapedArray(expected, operand.dtype).str_short()} for operand "
             f"{operand.str_short()} and indices {indices.str_short()}, got {updates.str_short()}"
         )
-    return operand.update(weak_type=operand.weak_type and updates.weak_type)
+    return operand.strip_weak_type()
 
 
 def _scatter_jvp(primals, tangents, *, kind, mode):

@@ -265,7 +265,7 @@ def _polygamma_abstract_eval(x: ShapedArray, *, n: int) -> ShapedArray:
     check_kind("polygamma", x, FLOAT)
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise TypeError(f"polygamma: the order n must be a Python int >= 1 (use digamma for n = 0), got {n!r}")
-    return x
+    return x.strip_weak_type()  # (see ShapedArray.weak_type)
 
 
 defjvp(polygamma_p, lambda g, ans, x, *, n: lax.mul(g, polygamma(n + 1, x)))

@@ -63,7 +63,7 @@ def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions):
                 f"broadcast_in_dim: operand {x.str_short()} dimension {i} (size {x.shape[i]}) "
                 f"cannot broadcast to size {shape[d]} of shape {shape}"
             )
-    return ShapedArray(shape, x.dtype, x.weak_type)
+    return ShapedArray(shape, x.dtype, False)  # (strong: see ShapedArray.weak_type)
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
@@ -117,7 +117,7 @@ def _reshape_abstract_eval(x, *, new_sizes):
     new_sizes = _shape_tuple("reshape", new_sizes, "new_sizes")
     if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
         raise ValueError(f"reshape: cannot reshape {x.str_short()} (size {x.size}) into shape {new_sizes}")
-    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+    return ShapedArray(new_sizes, x.dtype, False)
 
 
 deflinear(reshape_p, lambda ct, x, *, new_sizes: [lax.reshape(ct, x.aval.shape)])
@@ -151,7 +151,7 @@ def _transpose_abstract_eval(x, *, permutation):
     perm = check_axes("transpose", permutation, x.ndim, "permutation")
     if len(perm) != x.ndim:
         raise ValueError(f"transpose: permutation {perm} does not match rank of {x.str_short()}")
-    return ShapedArray(tuple(x.shape[p] for p in perm), x.dtype, x.weak_type)
+    return ShapedArray(tuple(x.shape[p] for p in perm), x.dtype, False)
 
 
 deflinear(transpose_p, lambda ct, x, *, permutation: [lax.transpose(ct, _inverse_perm(permutation))])
@@ -224,7 +224,7 @@ def _concatenate_abstract_eval(*xs, dimension):
             )
     shape = list(first.shape)
     shape[dimension] = sum(x.shape[dimension] for x in xs)
-    return ShapedArray(shape, first.dtype, all(x.weak_type for x in xs))
+    return ShapedArray(shape, first.dtype, False)
 
 
 def _concatenate_transpose(ct, *xs, dimension):
@@ -314,7 +314,7 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
     shape = _pad_shape(x.shape, padding_config)
     if any(d < 0 for d in shape):
         raise ValueError(f"pad: padding_config {padding_config} gives negative shape {shape}")
-    return ShapedArray(shape, x.dtype, x.weak_type)
+    return ShapedArray(shape, x.dtype, False)  # (strong: see ShapedArray.weak_type)
 
 
 def _pad_transpose(ct, x, padding_value, *, padding_config):
@@ -378,7 +378,7 @@ def _slice_abstract_eval(x, *, start_indices, limit_indices, strides=None):
                 f"slice: invalid start {s} / limit {l} / stride {st} for dimension {d} of {x.str_short()}"
             )
         shape.append((l - s + st - 1) // st)
-    return ShapedArray(shape, x.dtype, x.weak_type)
+    return ShapedArray(shape, x.dtype, False)  # (strong: see ShapedArray.weak_type)
 
 
 def _slice_transpose(ct, x, *, start_indices, limit_indices, strides=None):
