@@ -205,15 +205,19 @@ def check_program(closed: ClosedJaxpr, name: str) -> None:
     root = closed.jaxpr
     if any(isinstance(a, TapeAval) for a in closed.in_avals + closed.out_avals):
         fail("the program", "a run-time tape as an input or output of the function")
-    todo = [(root, "")]
-    while todo:  # (iterative: programs can be deep)
-        jaxpr, path = todo.pop()
-        for i, e in enumerate(jaxpr.eqns):
-            where = f"{path}eqn {i} ({e.primitive.name})"
-            problem = params_problem(e.primitive.name, e.params) or _tape_problem(e, tape_positions)
-            if problem:
-                fail(where, problem)
-            todo.extend((sub, f"{where}.{k}: ") for k, sub in subjaxprs(e.params))
+
+    def each_eqn(check):  # (iterative: programs can be deep)
+        todo = [(root, "")]
+        while todo:
+            jaxpr, path = todo.pop()
+            for i, e in enumerate(jaxpr.eqns):
+                where = f"{path}eqn {i} ({e.primitive.name})"
+                problem = check(e)
+                if problem:
+                    fail(where, problem)
+                todo.extend((sub, f"{where}.{k}: ") for k, sub in subjaxprs(e.params))
+
+    each_eqn(lambda e: params_problem(e.primitive.name, e.params))
     try:
         check_jaxpr(closed)
     except JaxprTypeError as err:
@@ -230,3 +234,5 @@ def check_program(closed: ClosedJaxpr, name: str) -> None:
     for a in closed.in_avals + closed.out_avals:
         if not isinstance(a, ShapedArray):
             fail("the program", f"input or output of type {type(a).__name__}")
+    # Last: where tapes may go is read from count params the rules have now range-checked.
+    each_eqn(lambda e: _tape_problem(e, tape_positions))
