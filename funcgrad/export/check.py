@@ -25,6 +25,8 @@ unexpected exception inside a rule is reported the same way (never raised as is)
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from funcgrad.core import dtypes
@@ -47,12 +49,7 @@ def aval_problem(aval) -> str | None:
     todo = [aval]
     while todo:
         a = todo.pop()
-        n = 1
-        for d in a.shape:
-            n *= d
-            if d > MAX_ELEMENTS:
-                break
-        if n > MAX_ELEMENTS or any(d > MAX_ELEMENTS for d in a.shape):
+        if any(d > MAX_ELEMENTS for d in a.shape) or math.prod(a.shape) > MAX_ELEMENTS:  # (Python ints)
             return f"aval {a.str_short()} has more than {MAX_ELEMENTS} elements"
         if isinstance(a, TapeAval):
             todo.extend(a.res_avals)
