@@ -235,3 +235,23 @@ def test_a_loaded_jitted_function_with_a_valid_program_still_pickles_and_runs():
     jitted = fg.jit(_double_twice)
     jitted(_x4)
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(jitted))(_x4), _x4 * 4)
+
+
+def test_every_exportable_primitive_declares_its_param_kinds():
+    """A primitive with a compiled form can appear in a blob: the loader must know the
+    type of each of its params (``funcgrad/export/check.py``), or it refuses them all."""
+    import inspect
+
+    from funcgrad.core.primitive import PRIMITIVES, abstract_eval_rules, lower_rules
+    from funcgrad.export.check import OPTIONAL_PARAMS, PARAM_KINDS, REFUSED
+
+    wrong = {}
+    for name, prim in PRIMITIVES.items():
+        if prim not in lower_rules or name in REFUSED:
+            continue
+        params = inspect.signature(abstract_eval_rules[prim]).parameters.values()
+        declared = {p.name for p in params if p.kind is p.KEYWORD_ONLY}
+        defaults = {p.name for p in params if p.kind is p.KEYWORD_ONLY and p.default is not p.empty}
+        if declared != set(PARAM_KINDS.get(name, {})) or defaults != OPTIONAL_PARAMS.get(name, set()):
+            wrong[name] = (sorted(declared), sorted(defaults))
+    assert not wrong, wrong
