@@ -34,7 +34,7 @@ from funcgrad.core.interpret import eval_jaxpr
 from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.core.primitive import Primitive
 from funcgrad.core.prims import control_flow as cf_prims
-from funcgrad.core.prims.control_flow import while_parts
+from funcgrad.core.prims.control_flow import check_closed, check_count, check_sub_inputs, check_while, while_parts
 from funcgrad.core.staging import trace_to_jaxpr
 from funcgrad.core.trace import get_aval_any
 
@@ -109,6 +109,21 @@ class TapeAval(ShapedArray):
 
     def __repr__(self):
         return f"TapeAval({self.str_short()})"
+
+
+def check_tape_aval(op: str, name: str, aval) -> TapeAval:
+    """``aval`` if it is a well-formed tape type (a param of a tape primitive)."""
+    if not isinstance(aval, TapeAval):
+        raise TypeError(f"{op}: {name} must be a tape type, got {type(aval).__name__}")
+    todo = [aval]
+    while todo:
+        a = todo.pop()
+        levels = a.inner + ((a.batch,) if a.batch is not None else ())
+        if any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in levels) or (
+                a.inner and a.batch is None) or a.n_masks > len(a.res_avals):
+            raise TypeError(f"{op}: {name} {aval.str_short()} is not a well-formed tape type")
+        todo.extend(r for r in a.res_avals if isinstance(r, TapeAval))
+    return aval
 
 
 # --- run-time values (eager) -------------------------------------------------------------------
@@ -215,7 +230,11 @@ def _while_tape_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, 
 
 @while_tape_p.def_abstract_eval
 def _while_tape_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, tape_aval):
-    carry = avals[cond_nconsts + body_nconsts:]
+    carry, res = check_while("while_tape", avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
+    check_tape_aval("while_tape", "tape_aval", tape_aval)
+    if tape_aval.shape or not _same(res, tape_aval.res_avals):
+        raise TypeError(f"while_tape: the body's residuals {[a.str_short() for a in res]} do not match "
+                        f"tape_aval {tape_aval.str_short()}")
     return [a.strip_weak_type() for a in carry] + [tape_aval]
 
 
@@ -237,9 +256,16 @@ def _tape_apply_impl(tape, *args, body, num_consts, reverse, linear):
 
 @tape_apply_p.def_abstract_eval
 def _tape_apply_abstract_eval(tape, *avals, body, num_consts, reverse, linear):
-    if not isinstance(tape, TapeAval):
+    if not isinstance(tape, TapeAval) or tape.shape:
         raise TypeError(f"tape_apply: first operand must be a tape, got {tape.str_short()}")
-    return [a.strip_weak_type() for a in avals[num_consts:]]
+    check_closed("tape_apply", "body", body)
+    num_consts = check_count("tape_apply", "num_consts", num_consts, 0, len(avals))
+    carry = list(avals[num_consts:])
+    # The body reads each record (every field, the lane masks too), then the consts and carry.
+    check_sub_inputs("tape_apply", "body", body, list(tape.res_avals) + list(avals))
+    if not _same(body.out_avals, carry):
+        raise TypeError("tape_apply: the body must return the carry type it received")
+    return [a.strip_weak_type() for a in carry]
 
 
 # --- tape_split / tape_zip: records cut in two / put side by side ------------------------------
@@ -263,6 +289,9 @@ def _tape_split_impl(tape, *, n):
 
 @tape_split_p.def_abstract_eval
 def _tape_split_abstract_eval(tape, *, n):
+    if not isinstance(tape, TapeAval):
+        raise TypeError(f"tape_split: the operand must be a tape, got {tape.str_short()}")
+    n = check_count("tape_split", "n", n, 0, len(tape.fields))
     return list(split_tape_avals(tape, n))
 
 
@@ -285,6 +314,12 @@ def _tape_zip_impl(a, b):
 
 @tape_zip_p.def_abstract_eval
 def _tape_zip_abstract_eval(a, b):
+    # Records are read side by side and the masks kept once: the tapes must be stacked
+    # and batched alike.
+    if not (isinstance(a, TapeAval) and isinstance(b, TapeAval)) or (a.batch, a.shape, a.inner) != (
+            b.batch, b.shape, b.inner) or a.res_avals[len(a.fields):] != b.res_avals[len(b.fields):]:
+        raise TypeError(f"tape_zip: operands must be tapes stacked and batched alike, got {a.str_short()} "
+                        f"and {b.str_short()}")
     return zip_avals(a, b)
 
 
@@ -293,12 +328,12 @@ def _tape_zip_abstract_eval(a, b):
 # An empty tape: the placeholder a cond branch outputs in another branch's tape slot.
 tape_empty_p = Primitive("tape_empty")
 tape_empty_p.def_impl(lambda *, aval: Tape([], aval))
-tape_empty_p.def_abstract_eval(lambda *, aval: aval)
+tape_empty_p.def_abstract_eval(lambda *, aval: check_tape_aval("tape_empty", "aval", aval))
 
 # A zero tape (an instantiated symbolic-zero tangent or cotangent of a tape).
 tape_zeros_p = Primitive("tape_zeros")
 tape_zeros_p.def_impl(lambda *, aval: zero_value(aval))
-tape_zeros_p.def_abstract_eval(lambda *, aval: aval)
+tape_zeros_p.def_abstract_eval(lambda *, aval: check_tape_aval("tape_zeros", "aval", aval))
 
 
 # --- tape_scan: a loop over the records of tapes, with a carry and per-record outputs ----------
@@ -341,8 +376,11 @@ def _tape_scan_impl(*args, body, num_tapes, num_consts, reverse, linear, ys_aval
 
 @tape_scan_p.def_abstract_eval
 def _tape_scan_abstract_eval(*avals, body, num_tapes, num_consts, reverse, linear, ys_aval):
+    check_closed("tape_scan", "body", body)
+    num_tapes = check_count("tape_scan", "num_tapes", num_tapes, 1, len(avals))
+    num_consts = check_count("tape_scan", "num_consts", num_consts, 0, len(avals) - num_tapes)
     tapes, consts, carry = scan_parts(avals, num_tapes, num_consts)
-    if num_tapes < 1 or not all(isinstance(t, TapeAval) for t in tapes):
+    if not all(isinstance(t, TapeAval) for t in tapes):
         raise TypeError(
             f"tape_scan: the first {num_tapes} operands must be tapes, got {[t.str_short() for t in tapes]}"
         )
@@ -356,8 +394,10 @@ def _tape_scan_abstract_eval(*avals, body, num_tapes, num_consts, reverse, linea
         )
     nk = len(carry)
     outs = [a.strip_weak_type() for a in body.out_avals]
-    if not _same(outs[:nk], carry):
+    if len(outs) < nk or not _same(outs[:nk], carry):
         raise TypeError("tape_scan: the body must return the carry type it received")
+    if ys_aval is not None and check_tape_aval("tape_scan", "ys_aval", ys_aval).shape != tapes[0].shape:
+        raise TypeError("tape_scan: ys_aval must be stacked as the tapes scanned")
     if (ys_aval is None and len(outs) != nk) or (ys_aval is not None and not _same(ys_aval.res_avals, outs[nk:])):
         raise TypeError("tape_scan: ys_aval does not match the body's per-record outputs")
     return outs[:nk] + ([ys_aval] if ys_aval is not None else [])

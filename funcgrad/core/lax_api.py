@@ -200,6 +200,9 @@ def gather(operand, indices, mode: str = "clip", fill_value=None):
     ``batch + operand.shape[k:]``. ``mode="clip"`` clamps out-of-range indices,
     ``"fill"`` returns ``fill_value`` there (default NaN for floats, the most negative
     value for signed ints); JAX's mode names are accepted."""
+    if isinstance(fill_value, (bool, int, float, np.bool_, np.integer, np.floating)):
+        # As JAX: the fill value takes the operand's dtype (the primitive wants exactly that).
+        fill_value = np.asarray(fill_value).astype(get_aval_any(operand).dtype).item()
     return _ix.gather_p.bind(operand, indices, mode=_ix.gather_mode(mode), fill_value=fill_value)
 
 

@@ -27,24 +27,35 @@ def _context(jaxpr: Jaxpr, idx: int, printer: JaxprPrinter) -> str:
     return "\n".join(lines)
 
 
-def _subjaxprs(params):
-    for v in params.values():
+def subjaxprs(params):
+    """(param name, jaxpr) of every sub-jaxpr in an equation's params."""
+    for k, v in params.items():
         if isinstance(v, (ClosedJaxpr, Jaxpr)):
-            yield v.jaxpr if isinstance(v, ClosedJaxpr) else v
+            yield k, v.jaxpr if isinstance(v, ClosedJaxpr) else v
         elif isinstance(v, tuple):
-            for x in v:
+            for i, x in enumerate(v):
                 if isinstance(x, (ClosedJaxpr, Jaxpr)):
-                    yield x.jaxpr if isinstance(x, ClosedJaxpr) else x
+                    yield f"{k}[{i}]", x.jaxpr if isinstance(x, ClosedJaxpr) else x
 
 
 def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
-    """Raise ``JaxprTypeError`` if ``jaxpr`` (or any sub-jaxpr) is ill-typed."""
-    todo = [jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr]
+    """Raise ``JaxprTypeError`` if ``jaxpr`` (or any sub-jaxpr) is ill-typed. Each
+    sub-jaxpr is checked on its own (its equations against its declared inputs); the
+    equation holding it checks, through its primitive's abstract_eval, that those
+    inputs and outputs are what it passes and expects. A message names the sub-program
+    by its path (``eqn 3 (while).body_jaxpr``)."""
+    todo = [(jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr, "")]
     while todo:
-        j = todo.pop()
-        _check_one(j)
-        for e in j.eqns:
-            todo.extend(_subjaxprs(e.params))
+        j, where = todo.pop()
+        try:
+            _check_one(j)
+        except JaxprTypeError as e:
+            if not where:
+                raise
+            raise JaxprTypeError(f"in sub-program {where}: {e}") from e.__cause__
+        for i, e in enumerate(j.eqns):
+            todo.extend((sub, f"{where}{'.' if where else ''}eqn {i} ({e.primitive.name}).{k}")
+                        for k, sub in subjaxprs(e.params))
 
 
 def _check_one(jaxpr: Jaxpr) -> None:
@@ -69,7 +80,7 @@ def _check_one(jaxpr: Jaxpr) -> None:
             if isinstance(a, Literal):
                 if np.shape(a.val) != () or a.aval.shape != ():
                     raise JaxprTypeError(f"literal {a!r} is not a scalar\n{_context(jaxpr, i, printer)}")
-            elif id(a) not in bound:
+            elif not isinstance(a, Var) or id(a) not in bound:
                 raise JaxprTypeError(
                     f"variable {printer.name(a)} used before it is bound\n{_context(jaxpr, i, printer)}"
                 )
@@ -80,12 +91,14 @@ def _check_one(jaxpr: Jaxpr) -> None:
                 f"equation rejected by {eqn.primitive.name}'s abstract_eval: {e}\n"
                 f"{_context(jaxpr, i, printer)}\nfrom: {describe(eqn.source_info)}"
             ) from e
-        if len(expected) != len(eqn.outputs):
+        if len(expected) != len(eqn.outputs):  # (counted before any output is read)
             raise JaxprTypeError(
                 f"{eqn.primitive.name} produces {len(expected)} outputs, equation binds "
                 f"{len(eqn.outputs)}\n{_context(jaxpr, i, printer)}"
             )
         for v, aval in zip(eqn.outputs, expected):
+            if not isinstance(v, Var):
+                raise JaxprTypeError(f"equation {i} ({eqn.primitive.name}): output {v!r} is not a Var")
             if not v.aval.same_type(aval):
                 raise JaxprTypeError(
                     f"{eqn.primitive.name} output {printer.name(v)} is declared "

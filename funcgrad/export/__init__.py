@@ -41,8 +41,11 @@ export with ``ExportError``.
 
 Loading never executes anything from the blob: the header is JSON, primitives and
 pytree nodes are looked up by name in what this process registered, every length and
-reference is checked, and the program is type-checked; anything wrong is an
-``ExportError`` (a ``ValueError``).
+reference is checked, and the program is checked in full before it is compiled or run
+(``funcgrad/export/check.py``: every equation of every sub-program against its declared
+inputs and outputs, every param by type and value, host callbacks refused), since anyone
+can write a blob with a valid checksum; anything wrong is an ``ExportError`` (a
+``ValueError``) naming the sub-program and equation.
 
 Shapes are static: there is no shape-polymorphic export (``jax.export.symbolic_shape``).
 funcgrad's IR has integer dimensions throughout and its compiled code is specialised to

@@ -23,7 +23,7 @@ no encoding: programs are exported after the calls that hold them are inlined.
 
 Decoding accepts only that grammar: primitives are looked up by name among those
 funcgrad declares (and only ones with a compiled form), dtypes in funcgrad's list; the
-result is type-checked (``check_jaxpr``) before it is returned.
+result is checked in full (``funcgrad/export/check.py``) before it is returned.
 """
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ from funcgrad.core.array import fresh_value
 from funcgrad.core.avals import ShapedArray, is_python_scalar
 from funcgrad.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from funcgrad.core.primitive import ALLOWED_MISSING, PRIMITIVES, lower_rules
-from funcgrad.core.typecheck import check_jaxpr
 from funcgrad.errors import ExportError
+from funcgrad.export import check
 from funcgrad.tapes import TapeAval
 
 _DTYPES = {dt.name: dt for dt in dtypes.SUPPORTED}
@@ -198,10 +198,16 @@ def aval_from_json(x):
         _check(set(x) == {"tape", "batch", "shape", "inner"} and isinstance(x["tape"], list), "malformed tape aval")
         batch = x["batch"]
         _check(batch is None or (type(batch) is int and batch >= 0), "malformed tape batch size")
-        return TapeAval([aval_from_json(r) for r in x["tape"]], batch, _ints(x["shape"], "tape shape"),
+        aval = TapeAval([aval_from_json(r) for r in x["tape"]], batch, _ints(x["shape"], "tape shape"),
                         _ints(x["inner"], "tape levels"))
-    _check(isinstance(x, list) and len(x) == 3 and x[0] in _DTYPES and x[2] in (0, 1), f"malformed aval {x!r:.80}")
-    return ShapedArray(_ints(x[1], "aval shape"), _DTYPES[x[0]], bool(x[2]))
+        _check(aval.n_masks <= len(aval.res_avals) and (batch is not None or not aval.inner), "malformed tape aval")
+    else:
+        _check(isinstance(x, list) and len(x) == 3 and x[0] in _DTYPES and type(x[2]) is int and x[2] in (0, 1),
+               f"malformed aval {x!r:.80}")
+        aval = ShapedArray(_ints(x[1], "aval shape"), _DTYPES[x[0]], bool(x[2]))
+    problem = check.aval_problem(aval)
+    _check(problem is None, problem)
+    return aval
 
 
 class Decoder:
@@ -304,11 +310,11 @@ class Decoder:
         _check(x["closed"] is False and not x["consts"], "malformed jaxpr entry")
         return jaxpr
 
-    def program(self, table, root) -> ClosedJaxpr:
+    def program(self, table, root, name: str) -> ClosedJaxpr:
         _check(isinstance(table, list) and type(root) is int and 0 <= root < len(table), "malformed program table")
         for entry in table:
             self.table.append(self.jaxpr(entry))
         closed = self.table[root]
         _check(isinstance(closed, ClosedJaxpr), "the program root is not a closed jaxpr")
-        check_jaxpr(closed)  # every equation's types, sub-jaxprs included
+        check.check_program(closed, name)  # every equation of every sub-program, before anything runs
         return closed

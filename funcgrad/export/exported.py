@@ -203,7 +203,7 @@ def deserialize(blob) -> Exported:
 
 def _load_record(r, data) -> Exported:
     codec._check(isinstance(r, dict) and isinstance(r.get("name"), str), "malformed export record")
-    closed = codec.Decoder(data).program(r.get("jaxprs"), r.get("root"))
+    closed = codec.Decoder(data).program(r.get("jaxprs"), r.get("root"), r["name"])
     in_tree, out_tree = trees.tree_from_json(r.get("in_tree")), trees.tree_from_json(r.get("out_tree"))
     codec._check(in_tree.num_leaves == len(closed.in_avals) and out_tree.num_leaves == len(closed.out_avals),
                  "the argument/result structures do not match the program")

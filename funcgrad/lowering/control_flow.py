@@ -99,6 +99,14 @@ def sub_jaxprs(e) -> list:
 def _emit_body(ctx, closed: ClosedJaxpr, in_ops, dests):
     """Emit a sub-jaxpr at the current position in a tape scope of its own; returns
     (its output operands, the scope: tapes its equations made, which may be moved)."""
+    # The buffers passed in and written out are laid out by the operands' and results'
+    # types; a sub-jaxpr declaring others would read or write past them. The type
+    # checker guarantees this for every program it passed; this keeps it true here.
+    j = closed.jaxpr
+    if len(in_ops) != len(j.invars) or not all(same_aval(o.aval, v.aval) for o, v in zip(in_ops, j.invars)) \
+            or len(dests) != len(j.outvars) or not all(
+                d is None or same_aval(d.aval, v.aval) for d, v in zip(dests, j.outvars)):
+        raise LoweringError("a sub-jaxpr's declared inputs or outputs do not match the values it is given")
     token = object()
     saved, saved_par = scope(ctx), ctx.parallel_ok
     ctx.tape_scope, ctx.parallel_ok = token, False  # bodies run single-threaded

@@ -54,6 +54,10 @@ def _jit_call_abstract_eval(*avals, jaxpr, name):
 # --- custom-rule calls: the user's function (``fun``) and its staged jaxpr --------------------
 
 def _call_abstract_eval(*avals, call_jaxpr, **_):
+    got = call_jaxpr.in_avals
+    if len(got) != len(avals) or not all(a.same_type(b) for a, b in zip(got, avals)):
+        raise TypeError(f"custom-rule call: its jaxpr takes {[a.str_short() for a in got]} "
+                        f"but is given {[a.str_short() for a in avals]}")
     return call_jaxpr.out_avals
 
 

@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 
 from funcgrad.core.interpret import eval_jaxpr
+from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.core.primitive import Primitive
 
 
@@ -27,6 +28,29 @@ def describe_mismatch(what, names, trees, avals_lists):
         if not a.same_type(b):
             return f"{what}: output leaf {i} is {a.str_short()} in {names[0]} but {b.str_short()} in {names[1]}"
     return None
+
+
+def check_count(op: str, name: str, value, lo: int, hi: int) -> int:
+    """A count param (``num_consts``...): an int in ``[lo, hi]`` (a crafted program
+    must not make the rules slice their operands wrongly)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+        raise TypeError(f"{op}: {name} must be an int in [{lo}, {hi}], got {value!r}")
+    return int(value)
+
+
+def check_sub_inputs(op: str, what: str, sub, avals) -> None:
+    """A sub-jaxpr's declared inputs must be exactly the values it is given (compiled
+    code lays its buffers out by the operands' types: a body that declares a larger
+    input would read past the end of the buffer it gets)."""
+    got = list(sub.in_avals)
+    if len(got) != len(avals) or not all(a.same_type(b) for a, b in zip(got, avals)):
+        raise TypeError(f"{op}: {what} takes {[a.str_short() for a in got]} "
+                        f"but is given {[a.str_short() for a in avals]}")
+
+
+def check_closed(op: str, name: str, sub) -> None:
+    if not isinstance(sub, ClosedJaxpr):
+        raise TypeError(f"{op}: param {name} must be a closed jaxpr, got {type(sub).__name__}")
 
 
 # --- cond ------------------------------------------------------------------------------------
@@ -45,7 +69,10 @@ def _cond_impl(index, *operands, branches):
 def _cond_abstract_eval(index, *operands, branches):
     if index.shape != () or index.dtype != np.int32:
         raise TypeError(f"cond: index must be an int32 scalar, got {index.str_short()}")
+    if not isinstance(branches, tuple) or not branches:
+        raise TypeError(f"cond: branches must be a non-empty tuple of closed jaxprs, got {type(branches).__name__}")
     for k, br in enumerate(branches):
+        check_closed("cond", f"branches[{k}]", br)
         if len(br.in_avals) != len(operands) or not all(a.same_type(b) for a, b in zip(br.in_avals, operands)):
             raise TypeError(
                 f"cond: branch {k} takes {[a.str_short() for a in br.in_avals]} "
@@ -78,17 +105,35 @@ def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     return carry
 
 
-@while_p.def_abstract_eval
-def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-    cc, bc, carry = while_parts(avals, cond_nconsts, body_nconsts)
-    (pred,) = cond_jaxpr.out_avals
-    if pred.shape != () or pred.dtype != np.bool_:
-        raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got {pred.str_short()}")
-    for k, (a, b) in enumerate(zip(carry, body_jaxpr.out_avals)):
+def check_while(op, avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    """(carry avals, the body's outputs after the carry) of a while-like equation, once
+    its sub-jaxprs are checked against its operands."""
+    check_closed(op, "cond_jaxpr", cond_jaxpr)
+    check_closed(op, "body_jaxpr", body_jaxpr)
+    nc = check_count(op, "cond_nconsts", cond_nconsts, 0, len(avals))
+    nb = check_count(op, "body_nconsts", body_nconsts, 0, len(avals) - nc)
+    cc, bc, carry = while_parts(avals, nc, nb)
+    check_sub_inputs(op, "cond_jaxpr", cond_jaxpr, list(cc) + carry)
+    check_sub_inputs(op, "body_jaxpr", body_jaxpr, list(bc) + carry)
+    preds = cond_jaxpr.out_avals
+    if len(preds) != 1 or preds[0].shape != () or preds[0].dtype != np.bool_:
+        raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got {[a.str_short() for a in preds]}")
+    outs = body_jaxpr.out_avals
+    if len(outs) < len(carry):
+        raise TypeError(f"{op}: the body returns {len(outs)} values for a carry of {len(carry)}")
+    for k, (a, b) in enumerate(zip(carry, outs)):
         if not a.same_type(b):
             raise TypeError(
                 f"while_loop: carry leaf {k} enters the body as {a.str_short()} but leaves as {b.str_short()}"
             )
+    return carry, outs[len(carry):]
+
+
+@while_p.def_abstract_eval
+def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    carry, extra = check_while("while", avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
+    if extra:
+        raise TypeError(f"while: the body returns {len(extra)} values more than the carry")
     return [a.strip_weak_type() for a in carry]
 
 
@@ -141,6 +186,12 @@ def _scan_impl(*args, jaxpr, num_consts, num_carry, length, reverse, linear=None
 
 @scan_p.def_abstract_eval
 def _scan_abstract_eval(*avals, jaxpr, num_consts, num_carry, length, reverse, linear=None):
+    check_closed("scan", "jaxpr", jaxpr)
+    num_consts = check_count("scan", "num_consts", num_consts, 0, len(avals))
+    num_carry = check_count("scan", "num_carry", num_carry, 0, len(avals) - num_consts)
+    length = check_count("scan", "length", length, 0, 2 ** 62)
+    if not isinstance(reverse, bool) or not (linear is None or isinstance(linear, tuple)):
+        raise TypeError(f"scan: reverse must be a bool and linear None or a tuple, got {reverse!r}, {linear!r}")
     consts, carry, xs = avals[:num_consts], avals[num_consts:num_consts + num_carry], avals[num_consts + num_carry:]
     for x in xs:
         if not x.shape or x.shape[0] != length:
@@ -154,6 +205,8 @@ def _scan_abstract_eval(*avals, jaxpr, num_consts, num_carry, length, reverse, l
             + str([a.str_short() for a in expect])
         )
     outs = jaxpr.out_avals
+    if len(outs) < num_carry:
+        raise TypeError(f"scan: the body returns {len(outs)} values for a carry of {num_carry}")
     for k, (a, b) in enumerate(zip(carry, outs[:num_carry])):
         if not a.same_type(b):
             raise TypeError(f"scan: carry leaf {k} enters the body as {a.str_short()} but leaves as {b.str_short()}")

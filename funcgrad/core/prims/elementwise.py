@@ -305,7 +305,7 @@ def _integer_pow_impl(x, *, y: int):
 @integer_pow_p.def_abstract_eval
 def _integer_pow_abstract_eval(x, *, y: int):
     check_kind("integer_pow", x, NUM)
-    if not isinstance(y, int):
+    if not isinstance(y, int) or isinstance(y, bool):
         raise TypeError(f"integer_pow: exponent must be a Python int, got {type(y).__name__}")
     return x.strip_weak_type()  # (see ShapedArray.weak_type)
 

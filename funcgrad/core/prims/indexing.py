@@ -264,10 +264,29 @@ def _gather_impl(operand, indices, *, mode, fill_value=None):
     return out.reshape(batch + operand.shape[k:])
 
 
+def _check_fill_value(operand, fill_value) -> None:
+    """``fill_value``: None, or a scalar the operand's dtype holds exactly (a float in an
+    integer gather would be truncated; a tuple is not a value at all)."""
+    if fill_value is None:
+        return
+    kind = operand.dtype.kind
+    ok = isinstance(fill_value, (bool, int, float, complex, np.bool_, np.number))
+    if ok and kind in "biu":
+        ok = isinstance(fill_value, (bool, int, np.bool_, np.integer)) and (
+            kind != "b" and np.iinfo(operand.dtype).min <= int(fill_value) <= np.iinfo(operand.dtype).max
+            or kind == "b" and int(fill_value) in (0, 1))
+    elif ok and kind == "f":
+        ok = not isinstance(fill_value, (complex, np.complexfloating))
+    if not ok:
+        raise TypeError(f"gather: fill_value must be None or a scalar of the operand's kind "
+                        f"({operand.str_short()}), got {fill_value!r:.60} ({type(fill_value).__name__})")
+
+
 @gather_p.def_abstract_eval
 def _gather_abstract_eval(operand, indices, *, mode, fill_value=None):
     if mode not in ("clip", "fill"):
         raise ValueError(f"gather: mode must be 'clip' or 'fill' (see gather_mode for JAX's names), got {mode!r}")
+    _check_fill_value(operand, fill_value)
     check_kind("gather", indices, "i", "indices")
     if indices.ndim < 1 or indices.shape[-1] > operand.ndim:
         raise ValueError(

@@ -214,6 +214,8 @@ def arg_reduction(name: str, impl) -> Primitive:
         if x.shape[axis] == 0:
             raise ValueError(f"{name}: attempt to get {name} of an empty sequence ({x.str_short()}, axis={axis})")
         idt = dtypes.canonicalize(index_dtype, what=f"{name} index_dtype")
+        if idt.kind not in "iu":
+            raise TypeError(f"{name}: index_dtype must be an integer dtype, got {idt.name}")
         return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i != axis), idt, False)
 
     @_batch_rule(prim)

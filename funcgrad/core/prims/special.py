@@ -255,6 +255,7 @@ defjvp(digamma_p, lambda g, ans, x: lax.mul(g, polygamma(1, x)))
 
 
 # --- polygamma(n, x): the n-th derivative of digamma, for a static integer n >= 1 -------------
+MAX_POLYGAMMA_ORDER = 163  # beyond, n! and the reflection formula's coefficients overflow a float64
 polygamma_p = Primitive("polygamma", elementwise=True)
 polygamma_p.def_impl(_in_float64(_polygamma64))
 polygamma_p.kinds = FLOAT
@@ -265,6 +266,8 @@ def _polygamma_abstract_eval(x: ShapedArray, *, n: int) -> ShapedArray:
     check_kind("polygamma", x, FLOAT)
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise TypeError(f"polygamma: the order n must be a Python int >= 1 (use digamma for n = 0), got {n!r}")
+    if n > MAX_POLYGAMMA_ORDER:  # (every path would raise OverflowError computing its coefficients)
+        raise ValueError(f"polygamma: the order n must be <= {MAX_POLYGAMMA_ORDER}, got {n}")
     return x.strip_weak_type()  # (see ShapedArray.weak_type)
 
 

@@ -4,6 +4,8 @@ slice, iota. Params are static tuples of Python ints, shown in the printed IR.
 Most batch rules put the batch axis first and shift their static axis params by one."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from funcgrad.core import dtypes
@@ -115,7 +117,7 @@ def _reshape_impl(x, *, new_sizes):
 @reshape_p.def_abstract_eval
 def _reshape_abstract_eval(x, *, new_sizes):
     new_sizes = _shape_tuple("reshape", new_sizes, "new_sizes")
-    if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
+    if math.prod(new_sizes) != math.prod(x.shape):  # (Python ints: a crafted shape cannot overflow)
         raise ValueError(f"reshape: cannot reshape {x.str_short()} (size {x.size}) into shape {new_sizes}")
     return ShapedArray(new_sizes, x.dtype, False)
 
