@@ -13,6 +13,7 @@ def select(pred, on_true, on_false):  # noqa: F811 - the lax_api version, docume
     return _select(pred, on_true, on_false)
 # The jax.lax extras of issue #13, one module per idea (composites of the primitives).
 from funcgrad.core.prims.fft import FftType, fft  # noqa: F401,E402
+from funcgrad.lax import linalg  # noqa: F401,E402  (the submodule funcgrad.lax.linalg: JAX's signatures)
 from funcgrad.lax.basic import clamp, expand_dims, optimization_barrier, reciprocal, rsqrt, square, stop_gradient  # noqa: F401,E402
 from funcgrad.lax.convolution import (  # noqa: F401,E402
     ConvDimensionNumbers,

@@ -1,13 +1,18 @@
 """``import funcgrad.numpy as fnp``: NumPy-compatible functions that work eagerly on
 NumPy arrays and on traced values alike. See ``funcgrad.numpy_api`` for the code."""
+import importlib as _importlib
+
 import numpy as _np
 
 from funcgrad.numpy import fft  # noqa: F401,E402  (the submodule funcgrad.numpy.fft)
 from funcgrad.numpy_api import *  # noqa: F401,F403
 from funcgrad.numpy_api import __all__ as _api_all  # noqa: F401
-from funcgrad.numpy_api import indexing, linalg  # noqa: F401
+from funcgrad.numpy_api import indexing  # noqa: F401
 from funcgrad.numpy_api._util import AxisError  # noqa: F401
 from funcgrad.numpy_api.indexing import at  # noqa: F401
+
+# (after the star import, whose ``linalg`` is the implementation module: the public one wins)
+linalg = _importlib.import_module("funcgrad.numpy.linalg")
 
 # dtypes and constants, as NumPy spells them
 bool_ = _np.bool_
