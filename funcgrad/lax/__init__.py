@@ -26,6 +26,7 @@ from funcgrad.lax.convolution import (  # noqa: F401,E402
     padtype_to_pads,
 )
 from funcgrad.lax.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum  # noqa: F401,E402
+from funcgrad.lax.dot import Precision, dot, dot_general  # noqa: F401,E402  (JAX's precision keywords)
 from funcgrad.lax.reduction import reduce  # noqa: F401,E402,A004
 from funcgrad.lax.scans import associative_scan, map  # noqa: F401,E402,A004
 from funcgrad.lax.slicing import (  # noqa: F401,E402
