@@ -29,6 +29,18 @@ from funcgrad.lax.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsu
 from funcgrad.lax.dot import Precision, dot, dot_general  # noqa: F401,E402  (JAX's precision keywords)
 from funcgrad.lax.reduction import reduce  # noqa: F401,E402,A004
 from funcgrad.lax.scans import associative_scan, map  # noqa: F401,E402,A004
+from funcgrad.lax.shapes_and_fills import (  # noqa: F401,E402
+    broadcast,
+    broadcasted_iota,
+    exp2,
+    full,
+    full_like,
+    logistic,
+    reduce_and,
+    reduce_or,
+    reduce_xor,
+    squeeze,
+)
 from funcgrad.lax.slicing import (  # noqa: F401,E402
     dynamic_index_in_dim,
     dynamic_slice_in_dim,
