@@ -29,6 +29,14 @@ from funcgrad.lax.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsu
 from funcgrad.lax.dot import Precision, dot, dot_general  # noqa: F401,E402  (JAX's precision keywords)
 from funcgrad.lax.reduction import reduce  # noqa: F401,E402,A004
 from funcgrad.lax.scans import associative_scan, map  # noqa: F401,E402,A004
+from funcgrad.lax.scatter_ops import (  # noqa: F401,E402
+    ScatterDimensionNumbers,
+    scatter_add,
+    scatter_max,
+    scatter_min,
+    scatter_mul,
+    scatter_sub,
+)
 from funcgrad.lax.shapes_and_fills import (  # noqa: F401,E402
     broadcast,
     broadcasted_iota,
