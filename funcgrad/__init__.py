@@ -44,6 +44,7 @@ from funcgrad.callbacks import io_callback, pure_callback  # noqa: F401,E402
 from funcgrad import export  # noqa: F401,E402  (a callable module: fg.export(jit(f))(*specs))
 from funcgrad.export import deserialize  # noqa: F401,E402
 from funcgrad import autograph  # noqa: F401,E402  (a callable module: fg.autograph(f))
+from funcgrad import config, custom_derivatives, example_libraries, flatten_util, typing  # noqa: F401,E402  (typing: not in __all__, a star import must not shadow the standard library's)
 
 jacobian = jacrev  # as jax.jacobian
 
@@ -59,5 +60,5 @@ __all__ = [
     "default_backend", "disable_jit", "named_call", "checkpoint_name", "checkpoint_policies", "custom_gradient",
     "closure_convert",
     "ops", "random", "scipy", "viz", "draw", "debug", "pure_callback", "io_callback", "export", "deserialize",
-    "autograph",
+    "autograph", "config", "custom_derivatives", "example_libraries", "flatten_util",
 ]

@@ -9,12 +9,18 @@ Adding a switch: one entry in ``SWITCHES`` (name -> what it does, shown by
 ``describe()``), read it with ``flag(NAME)`` where it matters, and a row in the table of
 docs/guide/debugging.md.
 
+JAX's configuration flags are here too: ``config.update("jax_enable_x64", True)``,
+``config.read(name)`` and attribute reads (``config.jax_disable_jit``); ``JAX_FLAGS`` lists
+the flags funcgrad knows and what each does here.
+
 This module imports nothing from funcgrad, so every layer (``core`` included) may use it.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import warnings
 
 DEBUG = "FUNCGRAD_DEBUG"
 LOG_COMPILES = "FUNCGRAD_LOG_COMPILES"
@@ -90,6 +96,116 @@ def describe() -> str:
     return "\n".join(lines)
 
 
+# --- JAX's configuration flags -------------------------------------------------------------
+# State read on hot paths is held in one-element lists (shared with the readers, and read by
+# the native jit entry): ``JIT_DISABLED[0]`` (jit runs Python; ``disable_jit``),
+# ``DEBUG_NANS[0]``/``DEBUG_INFS[0]``, ``DEBUG_CHECKS[0]`` (either check), and
+# ``JIT_SLOW_PATH[0]`` (jit disabled or a check on: the native jit entry defers to Python).
+JIT_DISABLED = [False]
+DEBUG_NANS = [False]
+DEBUG_INFS = [False]
+DEBUG_CHECKS = [False]
+JIT_SLOW_PATH = [False]
+
+JAX_FLAGS: dict[str, str] = {
+    "jax_enable_x64": "always True: funcgrad computes in float64 by default (False warns and changes nothing)",
+    "jax_disable_jit": "jit-decorated functions run their Python op by op, as inside disable_jit()",
+    "jax_debug_nans": "a FloatingPointError when a jitted function returns a NaN, or a primitive run eagerly "
+                      "through bind produces one",
+    "jax_debug_infs": "the same for infinities",
+    "jax_log_compiles": f"the {LOG_COMPILES} switch",
+    "jax_platform_name": "'cpu' (the only platform)",
+    "jax_platforms": "'cpu' (the only platform)",
+    "jax_default_matmul_precision": "accepted and ignored: CPU products are always computed at full precision",
+}
+_X64_DOC = "docs/guide/from-jax.md"
+_warned_x64 = [False]
+_values: dict[str, object] = {"jax_platform_name": "cpu", "jax_platforms": "cpu",
+                              "jax_default_matmul_precision": None}
+
+
+class UnknownConfigOption(AttributeError):
+    """``config.update``/``read`` of a flag funcgrad does not know (an ``AttributeError``,
+    as JAX's)."""
+
+
+def _sync() -> None:
+    DEBUG_CHECKS[0] = DEBUG_NANS[0] or DEBUG_INFS[0]
+    JIT_SLOW_PATH[0] = JIT_DISABLED[0] or DEBUG_CHECKS[0]
+
+
+def _platform(name: str, value) -> str:
+    names = [v.strip().lower() for v in str(value).split(",")] if value is not None else ["cpu"]
+    if "cpu" not in names:
+        raise ValueError(f"config.update({name!r}, {value!r}): funcgrad runs on the CPU only; use 'cpu'")
+    return "cpu"
+
+
+def update(name: str, value) -> None:
+    """Set JAX configuration flag ``name`` (``JAX_FLAGS`` lists those funcgrad knows).
+
+    >>> config.update("jax_enable_x64", True)   # a no-op: float64 is funcgrad's default
+    >>> config.update("jax_debug_nans", True)   # jitted functions' NaN outputs raise
+    """
+    if name == "jax_enable_x64":
+        if not value and not _warned_x64[0]:
+            _warned_x64[0] = True
+            warnings.warn("config.update('jax_enable_x64', False) changes nothing: funcgrad always computes in "
+                          "float64 by default (pass dtype=float32 where you want float32); see " + _X64_DOC,
+                          UserWarning, stacklevel=2)
+    elif name == "jax_disable_jit":
+        JIT_DISABLED[0] = bool(value)
+    elif name in ("jax_debug_nans", "jax_debug_infs"):
+        (DEBUG_NANS if name == "jax_debug_nans" else DEBUG_INFS)[0] = bool(value)
+    elif name == "jax_log_compiles":
+        os.environ[LOG_COMPILES] = "1" if value else "0"
+    elif name in ("jax_platform_name", "jax_platforms"):
+        _values[name] = _platform(name, value)
+    elif name == "jax_default_matmul_precision":
+        _values[name] = value
+    else:
+        raise UnknownConfigOption(f"config.update: unrecognized config option {name!r}; funcgrad knows "
+                                  f"{', '.join(JAX_FLAGS)}")
+    _sync()
+
+
+def read(name: str):
+    """The current value of JAX configuration flag ``name``."""
+    if name == "jax_enable_x64":
+        return True
+    if name == "jax_disable_jit":
+        return JIT_DISABLED[0]
+    if name in ("jax_debug_nans", "jax_debug_infs"):
+        return (DEBUG_NANS if name == "jax_debug_nans" else DEBUG_INFS)[0]
+    if name == "jax_log_compiles":
+        return flag(LOG_COMPILES)
+    if name in _values:
+        return _values[name]
+    raise UnknownConfigOption(f"config.read: unrecognized config option {name!r}; funcgrad knows "
+                              f"{', '.join(JAX_FLAGS)}")
+
+
+def __getattr__(name: str):  # ``config.jax_enable_x64`` reads the flag, as in JAX
+    if name.startswith("jax_"):
+        return read(name)
+    raise AttributeError(f"module 'funcgrad.config' has no attribute {name!r}")
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True):
+    """Context manager: ``jit``-decorated functions called inside run their Python
+    function directly (eagerly, op by op: ``print`` and debuggers see values), as
+    ``jax.disable_jit``. Nests; ``disable_jit(False)`` re-enables inside."""
+    previous = JIT_DISABLED[0]
+    JIT_DISABLED[0] = bool(disable)
+    _sync()
+    try:
+        yield
+    finally:
+        JIT_DISABLED[0] = previous
+        _sync()
+
+
 __all__ = ["SWITCHES", "SETTINGS", "flag", "setting", "dump", "describe", "default_cache_dir", "DEBUG", "LOG_COMPILES",
            "EXPLAIN_CACHE_MISSES", "DUMP_JAXPR", "DUMP_IR", "NO_BLAS", "NO_DISK_CACHE", "CACHE_SHARED", "CACHE_DIR",
-           "CACHE_MAX_MB", "NUM_THREADS"]
+           "CACHE_MAX_MB", "NUM_THREADS", "JAX_FLAGS", "update", "read", "UnknownConfigOption"]

@@ -13,15 +13,17 @@ import inspect
 import types
 from pathlib import Path
 
-# (module path, how to reach it): a module, or an attribute namespace such as
-# ``funcgrad.numpy.linalg`` (an object on ``funcgrad.numpy``, not an importable module).
+# The public modules (an attribute namespace that is not an importable module would work
+# too: ``resolve`` falls back to ``getattr``).
 MODULES = [
     "funcgrad", "funcgrad.numpy", "funcgrad.numpy.linalg", "funcgrad.numpy.fft", "funcgrad.lax",
     "funcgrad.random", "funcgrad.nn", "funcgrad.nn.initializers", "funcgrad.tree", "funcgrad.tree_util",
     "funcgrad.scipy.special", "funcgrad.scipy.stats", "funcgrad.scipy.linalg", "funcgrad.scipy.optimize",
     "funcgrad.scipy.integrate", "funcgrad.scipy.signal", "funcgrad.ops", "funcgrad.debug",
     "funcgrad.experimental.ode", "funcgrad.export", "funcgrad.errors", "funcgrad.test_util",
-    "funcgrad.autograph", "funcgrad.config", "funcgrad.dask",
+    "funcgrad.autograph", "funcgrad.config", "funcgrad.dask", "funcgrad.lax.linalg", "funcgrad.flatten_util",
+    "funcgrad.example_libraries", "funcgrad.example_libraries.optimizers", "funcgrad.example_libraries.stax",
+    "funcgrad.custom_derivatives", "funcgrad.typing",
 ]
 
 

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from funcgrad import errors
-from funcgrad.core import source_info
+from funcgrad import config, errors
+from funcgrad.core import debug_checks, source_info
 from funcgrad.core.array import Array, as_value, unwrap
 from funcgrad.core.avals import ShapedArray, get_aval
 from funcgrad.core.fp_errors import restore, silence
@@ -331,6 +331,7 @@ def is_staging() -> bool:
 
 
 _eager_checked: set = set()
+_debug_checks = config.DEBUG_CHECKS  # ([0]: a jax_debug_nans/infs check is on; core/debug_checks.py)
 _ndarray = np.ndarray
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -388,6 +389,8 @@ def _eager_bind(prim: Primitive, args, params, values: bool = False):
         out = impl(*args, **params)
     finally:
         restore(token)
+    if _debug_checks[0]:  # (``config.update("jax_debug_nans", True)``)
+        debug_checks.check(prim.name, out)
     if not values:
         return out
     if type(out) is _ndarray and out.base is None and out.ndim:  # as_value's common case, inline

@@ -13,6 +13,7 @@ def select(pred, on_true, on_false):  # noqa: F811 - the lax_api version, docume
     return _select(pred, on_true, on_false)
 # The jax.lax extras of issue #13, one module per idea (composites of the primitives).
 from funcgrad.core.prims.fft import FftType, fft  # noqa: F401,E402
+from funcgrad.lax import linalg  # noqa: F401,E402  (the submodule funcgrad.lax.linalg: JAX's signatures)
 from funcgrad.lax.basic import clamp, expand_dims, optimization_barrier, reciprocal, rsqrt, square, stop_gradient  # noqa: F401,E402
 from funcgrad.lax.convolution import (  # noqa: F401,E402
     ConvDimensionNumbers,
@@ -25,8 +26,29 @@ from funcgrad.lax.convolution import (  # noqa: F401,E402
     padtype_to_pads,
 )
 from funcgrad.lax.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum  # noqa: F401,E402
+from funcgrad.lax.dot import Precision, dot, dot_general  # noqa: F401,E402  (JAX's precision keywords)
 from funcgrad.lax.reduction import reduce  # noqa: F401,E402,A004
 from funcgrad.lax.scans import associative_scan, map  # noqa: F401,E402,A004
+from funcgrad.lax.scatter_ops import (  # noqa: F401,E402
+    ScatterDimensionNumbers,
+    scatter_add,
+    scatter_max,
+    scatter_min,
+    scatter_mul,
+    scatter_sub,
+)
+from funcgrad.lax.shapes_and_fills import (  # noqa: F401,E402
+    broadcast,
+    broadcasted_iota,
+    exp2,
+    full,
+    full_like,
+    logistic,
+    reduce_and,
+    reduce_or,
+    reduce_xor,
+    squeeze,
+)
 from funcgrad.lax.slicing import (  # noqa: F401,E402
     dynamic_index_in_dim,
     dynamic_slice_in_dim,

@@ -1,13 +1,18 @@
 """``import funcgrad.numpy as fnp``: NumPy-compatible functions that work eagerly on
 NumPy arrays and on traced values alike. See ``funcgrad.numpy_api`` for the code."""
+import importlib as _importlib
+
 import numpy as _np
 
 from funcgrad.numpy import fft  # noqa: F401,E402  (the submodule funcgrad.numpy.fft)
 from funcgrad.numpy_api import *  # noqa: F401,F403
 from funcgrad.numpy_api import __all__ as _api_all  # noqa: F401
-from funcgrad.numpy_api import indexing, linalg  # noqa: F401
+from funcgrad.numpy_api import indexing  # noqa: F401
 from funcgrad.numpy_api._util import AxisError  # noqa: F401
 from funcgrad.numpy_api.indexing import at  # noqa: F401
+
+# (after the star import, whose ``linalg`` is the implementation module: the public one wins)
+linalg = _importlib.import_module("funcgrad.numpy.linalg")
 
 # dtypes and constants, as NumPy spells them
 bool_ = _np.bool_
@@ -17,6 +22,9 @@ int_, uint = _np.int_, _np.uint  # NumPy 2: int64 and uint64
 float32, float64 = _np.float32, _np.float64
 complex64, complex128 = _np.complex64, _np.complex128
 complex_, complexfloating = _np.complex128, _np.complexfloating
+bool = _np.bool_  # noqa: A001  (as jax.numpy.bool: the scalar type, shadowing the builtin here only)
+float_, double, single = _np.float64, _np.float64, _np.float32
+cdouble, csingle = _np.complex128, _np.complex64
 ndarray = _np.ndarray
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None

@@ -18,6 +18,7 @@ MODULES = (
     "ufuncs",
     # issue #16
     "complex_funcs",
+    "io",
 )
 __all__ = ["linalg"]
 for _name in MODULES:

@@ -288,8 +288,8 @@ def matmul(slow):
     # (cfg[3]: the native entry's function for big matrices of the plan's dtype)
     cfg = [None, eager_native.flags(True, 1, 2, gemm_min=GEMM_MIN), None, np_dot]
 
-    def fast(a, b):
-        if _st.dynamic is None:
+    def fast(a, b, **keywords):  # (JAX's precision=/preferred_element_type=: the general path)
+        if _st.dynamic is None and not keywords:
             t = type(a)
             x = a if t is _nd else _plain(a) if t is Array else None
             t = type(b)
@@ -309,7 +309,7 @@ def matmul(slow):
                         finally:
                             restore(token)
                         return _freeze(out)
-        return slow(a, b)
+        return slow(a, b, **keywords)
 
     fast.cfg = cfg
     return fast

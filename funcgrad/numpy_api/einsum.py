@@ -20,6 +20,7 @@ import math
 
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
+from funcgrad.core.precision import check_precision
 from funcgrad.numpy_api import _util
 from funcgrad.numpy_api import products as _products
 from funcgrad.numpy_api._util import shape_of
@@ -268,6 +269,8 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, 
     if out is not None:
         raise NotImplementedError("einsum: out= is not supported (funcgrad arrays are immutable); "
                                   "use the return value")
+    if precision is not None:
+        check_precision("einsum", precision)
     if dtype is not None and preferred_element_type is not None:
         raise TypeError("einsum: pass either dtype or preferred_element_type, not both")
     want = dtype if preferred_element_type is None else preferred_element_type

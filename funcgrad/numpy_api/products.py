@@ -16,6 +16,7 @@ import numpy as np
 
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
+from funcgrad.core.precision import check_precision
 from funcgrad.numpy_api import _util
 from funcgrad.numpy_api._util import aval_of, shape_of
 
@@ -35,6 +36,18 @@ def _promote(fname, *args):
     if dtype == dtypes.bool_:
         ops = [lax.convert_element_type(x, dtypes.int64) for x in ops]
     return ops, dtype
+
+
+def _product_keywords(fname, a, b, precision, preferred_element_type):
+    """JAX's keywords of the products: ``precision`` is checked and otherwise ignored (CPU
+    products are computed at the full precision of their dtype); ``preferred_element_type``
+    is the dtype the product is computed and returned in (the operands are cast to it)."""
+    if precision is not None:
+        check_precision(fname, precision)
+    if preferred_element_type is None:
+        return a, b
+    dtype = dtypes.canonicalize(preferred_element_type, what=f"{fname} preferred_element_type")
+    return _util.asarray(a, dtype, fname=fname), _util.asarray(b, dtype, fname=fname)
 
 
 def _strong(x, fname="products"):
@@ -77,13 +90,14 @@ def _sum(x, axes):
 
 
 # --- dot, vdot, inner, outer -----------------------------------------------------------------
-def dot(a, b):
+def dot(a, b, *, precision=None, preferred_element_type=None):
     """NumPy's ``dot``: scalars multiply; otherwise contract the last axis of ``a`` with
     the second-to-last axis of ``b`` (its only axis when ``b`` is 1-d).
 
     >>> fnp.dot(np.ones((2, 3)), np.ones(3))
     array([3., 3.])
     """
+    a, b = _product_keywords("dot", a, b, precision, preferred_element_type)
     (x, y), dtype = _promote("dot", a, b)
     xs, ys = shape_of(x), shape_of(y)
     if not xs or not ys:
@@ -94,12 +108,13 @@ def dot(a, b):
     return _finish(_dot_general(x, y, ((xc,), (yc,))), dtype)
 
 
-def vdot(a, b):
+def vdot(a, b, *, precision=None, preferred_element_type=None):
     """Dot product of the flattened inputs, conjugating the first if complex.
 
     >>> fnp.vdot(np.array([1j, 2]), np.array([1j, 1]))
     np.complex128(3+0j)
     """
+    a, b = _product_keywords("vdot", a, b, precision, preferred_element_type)
     (x, y), dtype = _promote("vdot", a, b)
     if aval_of(x).dtype.kind == "c":
         x = lax.conj(x)
@@ -112,8 +127,9 @@ def vdot(a, b):
     return _finish(_dot_general(x, y, ((0,), (0,))), dtype)
 
 
-def inner(a, b):
+def inner(a, b, *, precision=None, preferred_element_type=None):
     """Contract the last axes of ``a`` and ``b``; scalars multiply."""
+    a, b = _product_keywords("inner", a, b, precision, preferred_element_type)
     (x, y), dtype = _promote("inner", a, b)
     xs, ys = shape_of(x), shape_of(y)
     if not xs or not ys:
@@ -133,12 +149,13 @@ def outer(a, b):
 
 
 # --- matmul -----------------------------------------------------------------------------------
-def matmul(a, b):
+def matmul(a, b, *, precision=None, preferred_element_type=None):
     """Matrix product with broadcast batch dimensions, like ``numpy.matmul`` / ``@``.
 
     A 1-d ``a`` is a row vector and a 1-d ``b`` a column vector (the added axis is
     removed from the result); 0-d operands are an error (use ``multiply``).
     """
+    a, b = _product_keywords("matmul", a, b, precision, preferred_element_type)
     (x, y), dtype = _promote("matmul", a, b)
     xs, ys = x.shape, y.shape  # (arrays or tracers by now)
     for i, s in enumerate((xs, ys)):
@@ -188,9 +205,10 @@ def matmul(a, b):
 
 
 # --- tensordot --------------------------------------------------------------------------------
-def tensordot(a, b, axes=2):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """Sum products over ``axes``: an int N (last N of ``a`` with first N of ``b``) or a
     pair of axis sequences. Result dims: free dims of ``a``, then free dims of ``b``."""
+    a, b = _product_keywords("tensordot", a, b, precision, preferred_element_type)
     (x, y), dtype = _promote("tensordot", a, b)
     xs, ys = shape_of(x), shape_of(y)
     if isinstance(axes, (int, np.integer)):

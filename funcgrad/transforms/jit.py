@@ -13,7 +13,6 @@ added without a lower rule), the program runs with the jaxpr evaluator and
 """
 from __future__ import annotations
 
-import contextlib
 import inspect
 import sys
 import weakref
@@ -21,7 +20,7 @@ import weakref
 import numpy as np
 
 from funcgrad import config, errors
-from funcgrad.core import pytree
+from funcgrad.core import debug_checks, pytree
 from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, is_undefined, tangent_aval
 from funcgrad.core.array import Array, fresh_caller, values_caller
 from funcgrad.core.avals import ShapedArray
@@ -454,15 +453,15 @@ class JittedFunction:
         return entry, leaves, True
 
     def _call(self, *args, **kwargs):
-        if _jit_disabled[0]:  # inside ``disable_jit()``: run the Python function op by op
-            return self._fun(*args, **kwargs)
+        if _jit_slow[0]:  # in ``disable_jit()``: the Python function op by op; else the debug checks are on
+            return self._fun(*args, **kwargs) if _jit_disabled[0] else self._checked(args, kwargs)
         # Fast path (the common cached call): only ndarray positional arguments, nothing
         # staging. The key is just each argument's (shape, dtype).
         if not kwargs and _TRACE_STATE.dynamic is None:  # (nothing staging) a cached call:
             if NATIVE["pending"] and self._native_plans:  # (a repeat call of a function that has a
                 # native plan: compile the entry now, once per process; a function's first call
                 # does not pay for the faster repeat calls of others)
-                install_native(JittedFunction, _TRACE_STATE, _jit_disabled, _log)
+                install_native(JittedFunction, _TRACE_STATE, _jit_slow, _log)
             for a in args:  # Python/NumPy scalars and pytrees: the argument plan (jit_dispatch)
                 if type(a) is not np.ndarray and type(a) is not Array:
                     walked = walk_args(args)
@@ -478,6 +477,14 @@ class JittedFunction:
                 if hit is not None:
                     outs = hit[0](*args)
                     return outs[0] if hit[2] else pytree.tree_unflatten(hit[1], outs)
+        return self._general(args, kwargs)
+
+    def _checked(self, args, kwargs):  # (``jax_debug_nans``/``jax_debug_infs``: core/debug_checks.py)
+        out = self._general(args, kwargs)
+        debug_checks.check(f"jit({self.__name__})", pytree.tree_leaves(out))
+        return out
+
+    def _general(self, args, kwargs):
         if axis_env and not is_eager():
             # Under a vmap with a named axis the body may use collectives over it, which
             # act at that vmap's level: run it there (as inline=True would).
@@ -538,20 +545,8 @@ class JittedFunction:
         return reduce_jitted(self)
 
 
-_jit_disabled = [False]
-
-
-@contextlib.contextmanager
-def disable_jit(disable: bool = True):
-    """Context manager: ``jit``-decorated functions called inside run their Python
-    function directly (eagerly, op by op: ``print`` and debuggers see values), as
-    ``jax.disable_jit``. Nests; ``disable_jit(False)`` re-enables inside."""
-    previous = _jit_disabled[0]
-    _jit_disabled[0] = bool(disable)
-    try:
-        yield
-    finally:
-        _jit_disabled[0] = previous
+_jit_disabled, _jit_slow = config.JIT_DISABLED, config.JIT_SLOW_PATH  # (``config.update`` sets them too)
+disable_jit = config.disable_jit
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), donate_argnames=(),
