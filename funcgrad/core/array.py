@@ -14,7 +14,10 @@ interop with NumPy, SciPy, matplotlib) that behaves like a ``jax.Array`` value:
   rebinds ``x``); NumPy functions on it (``numpy.sin(x)``, ``x.sum(0)``, ``x.copy()``)
   give plain, writeable ``ndarray``s, which belong to the user.
 
-0-d results stay what NumPy returns (NumPy scalars, or read-only 0-d ndarrays).
+0-d results are 0-d ``Array``s too, as in JAX (NumPy would return NumPy scalars): one
+type for every result of an eager call, a transform and a ``jit`` call, with
+``block_until_ready``, ``item``, ``float(x)``, ``f"{x:.3f}"`` and comparisons; unhashable,
+as a ``jax.Array``. Scalar indexing of a value (``x[0]``) gives a 0-d value as well.
 The wrapping happens once per primitive on the eager ``bind`` path
 (``core/trace.py``), and at the boundary of each public ``funcgrad.numpy`` function,
 ``jit`` call and eager ``grad`` call (for results that did not come from ``bind``).
@@ -28,6 +31,8 @@ import numpy as np
 from funcgrad.core import pytree
 
 _ndarray = np.ndarray
+_generic = np.generic
+_asarray = np.asarray
 _getitem = np.ndarray.__getitem__
 
 # The ufuncs behind Python's binary operators (``s * x`` with a NumPy scalar ``s``).
@@ -49,9 +54,8 @@ class Array(np.ndarray):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         # ``np.float64(2) * x`` reaches here, not ``x.__rmul__``: NumPy scalars do not
-        # defer to ndarray subclasses. An operator between a NumPy scalar (funcgrad's 0-d
-        # results are NumPy scalars) and a value gives a value, as with the operands
-        # swapped (NumPy cannot tell ``np.multiply(s, x)`` from ``s * x``: both give
+        # defer to ndarray subclasses. An operator between a NumPy scalar and a value
+        # gives a value, as with the operands swapped (NumPy cannot tell ``np.multiply(s, x)`` from ``s * x``: both give
         # values). Every other NumPy call gives plain arrays, as ``__array_wrap__`` does.
         # (Array operators call NumPy on plain arrays and never come here.)
         if kwargs:
@@ -60,8 +64,7 @@ class Array(np.ndarray):
                 kwargs["out"] = tuple(unwrap(o) if type(o) is Array else o for o in out)
         elif method == "__call__" and len(inputs) == 2 and type(inputs[1]) is Array \
                 and isinstance(inputs[0], np.generic) and ufunc in _OPERATOR_UFUNCS:
-            result = ufunc(inputs[0], unwrap(inputs[1]))
-            return fresh_value(result) if type(result) is _ndarray else result
+            return fresh_value(ufunc(inputs[0], unwrap(inputs[1])))
         return getattr(ufunc, method)(*[unwrap(x) if type(x) is Array else x for x in inputs], **kwargs)
 
     def __setattr__(self, name, value):
@@ -84,7 +87,12 @@ class Array(np.ndarray):
     def __getitem__(self, idx):
         if _has_tracer(idx):
             return hooks["getitem"](self, idx)
-        return _getitem(self, idx)
+        out = _getitem(self, idx)
+        if type(out) is Array:
+            if out.flags.writeable:  # the fresh copy an advanced index makes: a value too
+                out.setflags(False)
+            return out
+        return fresh_value(out)  # a NumPy scalar (an integer index) as a 0-d value
 
     @property
     def at(self):
@@ -125,8 +133,7 @@ def _operator(name):
         # On the plain arrays: NumPy then skips ``Array.__array_ufunc__`` (a costly hook).
         if other and type(other[0]) is Array:
             other = (unwrap(other[0]),)
-        out = base(unwrap(self), *other)
-        return fresh_value(out) if type(out) is _ndarray else out
+        return fresh_value(base(unwrap(self), *other))
 
     method.__name__ = name
     return method
@@ -171,29 +178,38 @@ def unwrap(a: Array) -> np.ndarray:
     return b if type(b) is _ndarray else a.view(_ndarray)
 
 
-def fresh_value(out):
-    """``out``, a plain ndarray that only funcgrad refers to, frozen as a value."""
-    if type(out) is not _ndarray:
-        return out
+def scalar_value(s):
+    """A NumPy scalar as a value: a 0-d read-only ``Array``."""
+    out = _asarray(s)
     out.setflags(False)
-    return out.view(Array) if out.ndim else out
+    return out.view(Array)
+
+
+def fresh_value(out):
+    """``out``, a plain ndarray that only funcgrad refers to (or a NumPy scalar), frozen
+    as a value."""
+    if type(out) is not _ndarray:
+        return scalar_value(out) if isinstance(out, _generic) else out
+    out.setflags(False)
+    return out.view(Array)
 
 
 def as_value(out, inputs=(), scratch=True):
     """``out`` (a plain ndarray computed from the plain ndarrays ``inputs``) as a value:
-    read-only, never aliasing memory the user can write (then a copy), an ``Array``
-    unless 0-d. Anything that is not a plain ndarray is returned as it is. A view of
+    read-only, never aliasing memory the user can write (then a copy), an ``Array``.
+    A NumPy scalar becomes a 0-d ``Array``; anything else that is not a plain ndarray
+    is returned as it is. A view of
     other writeable memory is the computation's scratch, frozen in place, when
     ``scratch`` (``inputs`` are all the memory the computation saw); else copied."""
     if type(out) is not _ndarray:
-        return out
+        return scalar_value(out) if isinstance(out, _generic) else out
     if out.base is None:
         for a in inputs:
             if out is a:
                 break
         else:  # a fresh result
             out.setflags(False)
-            return out.view(Array) if out.ndim else out
+            return out.view(Array)
     return _shared_value(out, inputs, scratch)
 
 
@@ -209,7 +225,7 @@ def _shared_value(out, inputs, scratch=True):
         else:  # scratch memory of the computation: freeze it
             owner.setflags(False)
     out.setflags(False)
-    return out.view(Array) if out.ndim else out
+    return out.view(Array)
 
 
 def _copy(out, owner):
@@ -250,8 +266,10 @@ def copied_value(out):
     if t is _ndarray or t is Array:
         b = out.base
         if not out.flags.writeable and (b is None or isinstance(b, _ndarray) and not b.flags.writeable):
-            return out.view(Array) if out.ndim and t is _ndarray else out
+            return out.view(Array) if t is _ndarray else out
         return fresh_value(np.array(out, copy=True))
+    if isinstance(out, _generic):
+        return scalar_value(out)
     return out
 
 
@@ -282,7 +300,7 @@ def fresh_caller(call):
         outs = call(*args)
         for o in outs:
             o.setflags(False)
-        return [o.view(Array) if o.ndim else o for o in outs]
+        return [o.view(Array) for o in outs]
 
     return call_values
 
@@ -298,6 +316,6 @@ def grad_results(out, aux, g_leaves, inputs):
 
 
 __all__ = [
-    "Array", "as_value", "as_values", "copied_value", "fresh_value", "unwrap", "from_pickle", "hooks",
+    "Array", "as_value", "as_values", "copied_value", "fresh_value", "scalar_value", "unwrap", "from_pickle", "hooks",
     "values_caller", "fresh_caller", "grad_results", "leaf_values",
 ]

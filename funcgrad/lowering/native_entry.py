@@ -14,8 +14,8 @@ and makes it the ``__call__`` of the jitted-function class as a method descripto
   ``ob_fval``; an int through ``PyLong_AsLongLongAndOverflow``; a bool by identity);
 - the outputs are allocated with NumPy's ``PyArray_NewFromDescr``, the core runs (the
   GIL released around long work, as ``dispatch.tuple_entry`` does), then each output is
-  frozen and wrapped exactly as ``core.array.fresh_caller`` does (read-only; n-d ones as a
-  read-only ``Array`` view, 0-d ones as 0-d ndarrays) and the output tree is built by a
+  frozen and wrapped exactly as ``core.array.fresh_caller`` does (read-only; viewed as a
+  read-only ``Array``, 0-d ones too) and the output tree is built by a
   small postorder program (tuples, lists, dicts with str keys, None, leaves).
 
 On any mismatch, with keyword arguments, inside ``disable_jit()`` or while a staging
