@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.core import pytree
+from funcgrad.errors import ImmutableArrayError
 
 _ndarray = np.ndarray
 _generic = np.generic
@@ -55,12 +56,16 @@ class Array(np.ndarray):
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         # ``np.float64(2) * x`` reaches here, not ``x.__rmul__``: NumPy scalars do not
         # defer to ndarray subclasses. An operator between a NumPy scalar and a value
-        # gives a value, as with the operands swapped (NumPy cannot tell ``np.multiply(s, x)`` from ``s * x``: both give
-        # values). Every other NumPy call gives plain arrays, as ``__array_wrap__`` does.
-        # (Array operators call NumPy on plain arrays and never come here.)
+        # gives a value, as with the operands swapped (NumPy cannot tell
+        # ``np.multiply(s, x)`` from ``s * x``: both give values). Every other NumPy call
+        # gives plain arrays, as ``__array_wrap__`` does. (Array operators call NumPy on
+        # plain arrays and never come here.)
         if kwargs:
             out = kwargs.get("out")
             if out:
+                for o in out:
+                    if type(o) is Array and not o.flags.writeable:
+                        _immutable(f"numpy.{ufunc.__name__}(..., out=x)", f"x = funcgrad.numpy.{ufunc.__name__}(...)")
                 kwargs["out"] = tuple(unwrap(o) if type(o) is Array else o for o in out)
         elif method == "__call__" and len(inputs) == 2 and type(inputs[1]) is Array \
                 and isinstance(inputs[0], np.generic) and ufunc in _OPERATOR_UFUNCS:
@@ -93,6 +98,44 @@ class Array(np.ndarray):
                 out.setflags(False)
             return out
         return fresh_value(out)  # a NumPy scalar (an integer index) as a 0-d value
+
+    # Values are immutable, as jax.Array: what would write into one raises funcgrad's
+    # TypeError with the fix (NumPy's bare "assignment destination is read-only" names
+    # none). Arrays NumPy made writeable (``np.zeros_like(x)``) stay NumPy's.
+    def __setitem__(self, idx, value):
+        if not self.flags.writeable:
+            _immutable("x[idx] = y", "x = x.at[idx].set(y) (or .add, .multiply, .min, .max, ...)")
+        _ndarray.__setitem__(self, idx, value)
+
+    def fill(self, value):
+        if not self.flags.writeable:
+            _immutable("x.fill(v)", "x = funcgrad.numpy.full_like(x, v)")
+        _ndarray.fill(self, value)
+
+    def sort(self, axis=-1, kind=None, order=None, **kwargs):
+        if not self.flags.writeable:
+            _immutable("x.sort()", "x = funcgrad.numpy.sort(x)")
+        _ndarray.sort(self, axis, kind, order, **kwargs)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        if not self.flags.writeable:
+            _immutable("x.partition(k)", "x = funcgrad.numpy.partition(x, k)")
+        _ndarray.partition(self, kth, axis, kind, order)
+
+    def put(self, indices, values, mode="raise"):
+        if not self.flags.writeable:
+            _immutable("x.put(idx, v)", "x = x.at[idx].set(v) on the flattened x")
+        _ndarray.put(self, indices, values, mode)
+
+    def resize(self, *shape, refcheck=True):
+        if not self.flags.writeable:
+            _immutable("x.resize(shape)", "x = funcgrad.numpy.resize(x, shape)")
+        _ndarray.resize(self, *shape, refcheck=refcheck)
+
+    def setflags(self, write=None, align=None, uic=None):
+        if write and not self.flags.writeable:
+            _immutable("x.setflags(write=True)")
+        _ndarray.setflags(self, write, align, uic)
 
     @property
     def at(self):
@@ -142,13 +185,20 @@ def _operator(name):
 _OPERATORS = [f"__{n}__" for n in (
     "add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv", "floordiv", "rfloordiv",
     "mod", "rmod", "pow", "rpow", "matmul", "rmatmul", "and", "rand", "or", "ror", "xor", "rxor",
-    "lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert",
+    "lshift", "rlshift", "rshift", "rrshift", "lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert",
 )]
 for _name in _OPERATORS:
     setattr(Array, _name, _operator(_name))
 # Values are immutable: ``x += 1`` rebinds ``x`` to a new value, as with jax.Array.
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor"):
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift",
+              "rshift"):
     setattr(Array, f"__i{_name}__", getattr(Array, f"__{_name}__"))
+
+
+def _immutable(what: str, fix: str = ""):
+    raise ImmutableArrayError(
+        f"{what}: funcgrad arrays are immutable values (like jax.Array) and cannot be changed in "
+        f"place; {f'use {fix} for a new value, or ' if fix else 'use '}numpy.array(x) for a writeable NumPy copy")
 
 
 def _has_tracer(idx) -> bool:
