@@ -197,8 +197,9 @@ for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"
 
 def _immutable(what: str, fix: str = ""):
     raise ImmutableArrayError(
-        f"{what}: funcgrad arrays are immutable values (like jax.Array) and cannot be changed in "
-        f"place; {f'use {fix} for a new value, or ' if fix else 'use '}numpy.array(x) for a writeable NumPy copy")
+        f"{what}: funcgrad arrays are immutable (read-only) values, like jax.Array, and cannot be "
+        f"changed in place; {f'use {fix} for a new value, or ' if fix else 'use '}numpy.array(x) for a "
+        "writeable NumPy copy")
 
 
 def _has_tracer(idx) -> bool:

@@ -59,6 +59,7 @@ def asarray(x, dtype=None, fname: str = "asarray"):
         if type(x) is not np.ndarray and type(x) is not Array and isinstance(x, np.ndarray):
             x = np.asarray(x)  # another ndarray subclass (numpy.matrix, ...): a plain view
         dtypes.canonicalize(x.dtype, what=f"{fname} argument")
+        x = dtypes.native(x)  # (``>f8`` data: converted, as NumPy does for arithmetic)
         return x if dtype is None or x.dtype == dtype else _cast_concrete(np.asarray(x), dtype)
     numeric = is_python_scalar(x) or isinstance(x, (list, tuple, numbers.Number))
     if x is None or isinstance(x, (str, bytes)) or not numeric:
@@ -193,6 +194,8 @@ def _signature(x):
     if t is np.ndarray or t is Array or isinstance(x, np.generic):
         dt = x.dtype
         if dt not in _SUPPORTED:
+            if not dt.isnative:
+                return None  # (``asarray`` converts it to native byte order)
             dtypes.canonicalize(dt, what="argument")  # raises with a clear message
         return dt, False, x.shape
     if isinstance(x, Tracer):
