@@ -176,7 +176,12 @@ def _operator(name):
         # On the plain arrays: NumPy then skips ``Array.__array_ufunc__`` (a costly hook).
         if other and type(other[0]) is Array:
             other = (unwrap(other[0]),)
-        return fresh_value(base(unwrap(self), *other))
+        try:
+            return fresh_value(base(unwrap(self), *other))
+        except OverflowError:  # a Python int beyond the dtype: NumPy 2's message, named
+            if other and type(other[0]) is int:
+                raise OverflowError(f"Array.{name}: Python integer {other[0]} out of bounds for {self.dtype}") from None
+            raise
 
     method.__name__ = name
     return method
