@@ -35,7 +35,7 @@ from funcgrad.core.trace import TRACE_STATE as _TRACE_STATE
 from funcgrad.core.trace import Tracer, get_aval_any, is_eager
 from funcgrad.tapes import TapeAval
 from funcgrad.transforms import jit_explain
-from funcgrad.transforms.batching import axis_env, leaf_owner
+from funcgrad.transforms.batching import axis_env
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr, transpose_jaxpr
 from funcgrad.transforms.jit_dispatch import FAST_TYPES as _FAST_TYPES
 from funcgrad.transforms.jit_dispatch import (
@@ -44,6 +44,7 @@ from funcgrad.transforms.jit_dispatch import (
     add_plan,
     install_native,
     leaf_key,
+    raise_non_array,
     raise_overflow,
     typed,
     walk_args,
@@ -394,21 +395,10 @@ class JittedFunction:
             labels = [self._label(i) for i in range(nargs) if i not in static_pos]
             if isinstance(e, OverflowError):
                 raise_overflow(f"jit({self.__name__})", dyn, leaves, labels)
-            self._raise_non_array(dyn, leaves, labels)
+            raise_non_array(f"jit({self.__name__})", dyn, leaves, labels)
             raise
         static_key = (tuple((i, typed(v)) for i, v in static[0]), tuple((k, typed(v)) for k, v in static[1]))
         return dyn, static, nargs, leaves, (in_tree, leaf_keys, static_key, nargs)
-
-    def _raise_non_array(self, dyn, leaves, labels):
-        """The TypeError for an argument leaf that is not an array, by its key path."""
-        for i, x in enumerate(leaves):
-            try:
-                leaf_key(x)
-            except TypeError as e:
-                raise TypeError(
-                    f"jit({self.__name__}): {leaf_owner(dyn[0], dyn[1], i, labels)}: {e}. Arguments are arrays, "
-                    "scalars or pytrees of them: mark any other argument static (static_argnums/"
-                    "static_argnames) or close over it") from None
 
     def _rebuild(self, dyn, static, nargs):
         (dyn_args, dyn_kw) = dyn

@@ -105,6 +105,20 @@ def walk_args(args):
         return None
 
 
+def raise_non_array(fname, dyn, leaves, labels):
+    """The TypeError for the first of ``leaves`` that is not an array (a str in a dict of
+    parameters), named by its argument and key path, with the fix."""
+    from funcgrad.transforms.batching import leaf_owner
+
+    for i, x in enumerate(leaves):
+        try:
+            leaf_key(x)
+        except TypeError as e:
+            raise TypeError(
+                f"{fname}: {leaf_owner(dyn[0], dyn[1], i, labels)}: {e}. Arguments are arrays, scalars or pytrees "
+                "of them: mark any other argument static (static_argnums/static_argnames) or close over it") from None
+
+
 def raise_overflow(fname, dyn, leaves, labels):
     """The OverflowError for a Python int beyond int64 among ``leaves`` of the dynamic
     arguments ``dyn`` (``labels``: what to call each positional one)."""
