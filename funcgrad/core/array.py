@@ -176,8 +176,13 @@ def _operator(name):
         # On the plain arrays: NumPy then skips ``Array.__array_ufunc__`` (a costly hook).
         if other and type(other[0]) is Array:
             other = (unwrap(other[0]),)
+        plain = unwrap(self)
         try:
-            return fresh_value(base(unwrap(self), *other))
+            if plain.ndim or (other and type(other[0]) not in _SCALAR_TYPES and not isinstance(other[0], _generic)):
+                return fresh_value(base(plain, *other))
+            # A 0-d value and a scalar (``loss * 0.5``): NumPy's scalar math, with the same
+            # promotion and values as on 0-d arrays and several times faster.
+            return fresh_value(getattr(plain[()], name)(*other))
         except OverflowError:  # a Python int beyond the dtype: NumPy 2's message, named
             if other and type(other[0]) is int:
                 raise OverflowError(f"Array.{name}: Python integer {other[0]} out of bounds for {self.dtype}") from None
@@ -187,6 +192,7 @@ def _operator(name):
     return method
 
 
+_SCALAR_TYPES = frozenset((int, float, bool, complex))
 _OPERATORS = [f"__{n}__" for n in (
     "add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv", "floordiv", "rfloordiv",
     "mod", "rmod", "pow", "rpow", "matmul", "rmatmul", "and", "rand", "or", "ror", "xor", "rxor",

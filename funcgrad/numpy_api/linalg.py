@@ -71,8 +71,9 @@ def _matrix_arg(fname, a, square=True):
 
 
 def _scalar(x):
-    """Eager 0-d results are NumPy scalars, as NumPy returns them."""
-    return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
+    """A plain 0-d array as a NumPy scalar (0-d values stay values: the public boundary
+    makes NumPy scalars values too)."""
+    return x[()] if type(x) is np.ndarray and x.ndim == 0 else x
 
 
 def _mT(x):

@@ -76,7 +76,7 @@ def static_size(fname, size, keyword="size"):
 def numpy_result(out, scalar=True):
     """An eager 0-d result as NumPy gives it: a NumPy scalar (``scalar=True``, what
     reductions return) or a 0-d array (what ufuncs on 0-d arrays return)."""
-    if scalar and isinstance(out, np.ndarray) and out.ndim == 0:
+    if scalar and type(out) is np.ndarray and out.ndim == 0:  # (0-d values stay values)
         return out[()]
     if not scalar and isinstance(out, np.generic):
         return np.asarray(out)
