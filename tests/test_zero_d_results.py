@@ -101,3 +101,13 @@ def test_advanced_index_results_are_read_only_values():
     x = fnp.asarray(np.arange(6.0))
     for out in (x[[0, 2]], x[x > 2]):
         assert type(out) is Array and not out.flags.writeable
+
+
+def test_iterating_a_value_is_numpys_protocol():
+    # list(x)/set(x)/for v in x on a 1-d value give NumPy scalars, as on a NumPy array
+    # (hashable: NumPy-facing code keys dicts and sets with them); rows of n-d values are values.
+    x = fg.jit(lambda v: v * 2.0)(np.arange(3.0))
+    assert [type(v) for v in x] == [np.float64] * 3 and set(x) == {0.0, 2.0, 4.0}
+    assert all(type(r) is Array and not r.flags.writeable for r in fnp.ones((2, 3)))
+    with pytest.raises(TypeError, match="iteration over a 0-d array"):
+        iter(fnp.sum(x))

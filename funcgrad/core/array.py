@@ -17,7 +17,8 @@ interop with NumPy, SciPy, matplotlib) that behaves like a ``jax.Array`` value:
 0-d results are 0-d ``Array``s too, as in JAX (NumPy would return NumPy scalars): one
 type for every result of an eager call, a transform and a ``jit`` call, with
 ``block_until_ready``, ``item``, ``float(x)``, ``f"{x:.3f}"`` and comparisons; unhashable,
-as a ``jax.Array``. Scalar indexing of a value (``x[0]``) gives a 0-d value as well.
+as a ``jax.Array``. Scalar indexing of a value (``x[0]``) gives a 0-d value as well;
+iterating a 1-d value gives NumPy scalars, as iterating a NumPy array does.
 The wrapping happens once per primitive on the eager ``bind`` path
 (``core/trace.py``), and at the boundary of each public ``funcgrad.numpy`` function,
 ``jit`` call and eager ``grad`` call (for results that did not come from ``bind``).
@@ -99,6 +100,16 @@ class Array(np.ndarray):
             return out
         return fresh_value(out)  # a NumPy scalar (an integer index) as a 0-d value
 
+    def __iter__(self):
+        # Iteration is NumPy's protocol (``list(x)``, ``set(x)``, ``for v in x``, what
+        # NumPy-facing code does): a 1-d value gives NumPy scalars, as a NumPy array does,
+        # hashable and cheap; rows of an n-d one are values (``__getitem__``).
+        if self.ndim == 1:
+            return iter(unwrap(self))
+        if not self.ndim:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(len(self)))
+
     # Values are immutable, as jax.Array: what would write into one raises funcgrad's
     # TypeError with the fix (NumPy's bare "assignment destination is read-only" names
     # none). Arrays NumPy made writeable (``np.zeros_like(x)``) stay NumPy's.
@@ -133,7 +144,7 @@ class Array(np.ndarray):
         _ndarray.resize(self, *shape, refcheck=refcheck)
 
     def setflags(self, write=None, align=None, uic=None):
-        if write and not self.flags.writeable:
+        if write and not self.flags.writeable and self.base is not None:  # (not an array NumPy made)
             _immutable("x.setflags(write=True)")
         _ndarray.setflags(self, write, align, uic)
 
