@@ -70,3 +70,12 @@ def test_arrays_numpy_made_writeable_stay_numpy_arrays():
     z[0] = 2.0
     z.fill(1.0)
     assert z.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_numpy_functions_writing_into_arrays_they_made_work():
+    # np.roll writes into np.empty_like(x), an Array of NumPy's, through views of it
+    a = fnp.asarray(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(np.roll(a, 1, axis=1), np.roll(np.arange(6.0).reshape(2, 3), 1, axis=1))
+    r = np.empty_like(a)
+    r[:, 0] = 5.0
+    assert r[0, 0] == 5.0 and not a[[0, 1]].flags.writeable

@@ -95,7 +95,9 @@ class Array(np.ndarray):
             return hooks["getitem"](self, idx)
         out = _getitem(self, idx)
         if type(out) is Array:
-            if out.flags.writeable:  # the fresh copy an advanced index makes: a value too
+            # The fresh copy an advanced index of a value makes is a value too. (A writeable
+            # Array NumPy made, np.empty_like(x), stays NumPy's: its views are written.)
+            if out.flags.writeable and not self.flags.writeable:
                 out.setflags(False)
             return out
         return fresh_value(out)  # a NumPy scalar (an integer index) as a 0-d value
