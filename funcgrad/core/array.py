@@ -97,7 +97,7 @@ class Array(np.ndarray):
         if type(out) is Array:
             # The fresh copy an advanced index of a value makes is a value too. (A writeable
             # Array NumPy made, np.empty_like(x), stays NumPy's: its views are written.)
-            if out.flags.writeable and not self.flags.writeable:
+            if out.base is not self and out.flags.writeable and not self.flags.writeable:  # (a view: skip)
                 out.setflags(False)
             return out
         return fresh_value(out)  # a NumPy scalar (an integer index) as a 0-d value
