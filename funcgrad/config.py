@@ -18,6 +18,7 @@ This module imports nothing from funcgrad, so every layer (``core`` included) ma
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import warnings
@@ -70,6 +71,28 @@ def setting(name: str) -> str:
 
 
 _default_dirs: dict = {}
+_warned: set = set()
+
+
+def number_setting(name: str, default: float, minimum: float, what: str) -> float:
+    """Setting ``name`` as a finite number >= ``minimum`` (``default`` when unset). Any
+    other value warns, naming the variable and the valid range, and gives ``default``:
+    a mistyped tuning knob should not stop a program (it may be read on a compiler
+    thread)."""
+    text = setting(name).strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if math.isfinite(value) and value >= minimum:
+        return value
+    if (name, text) not in _warned:
+        _warned.add((name, text))
+        warnings.warn(f"{name}={text!r} is not valid: expected {what}; using the default, {default:g}",
+                      RuntimeWarning, stacklevel=2)
+    return default
 
 
 def default_cache_dir() -> str:
@@ -206,6 +229,7 @@ def disable_jit(disable: bool = True):
         _sync()
 
 
-__all__ = ["SWITCHES", "SETTINGS", "flag", "setting", "dump", "describe", "default_cache_dir", "DEBUG", "LOG_COMPILES",
-           "EXPLAIN_CACHE_MISSES", "DUMP_JAXPR", "DUMP_IR", "NO_BLAS", "NO_DISK_CACHE", "CACHE_SHARED", "CACHE_DIR",
-           "CACHE_MAX_MB", "NUM_THREADS", "JAX_FLAGS", "update", "read", "UnknownConfigOption"]
+__all__ = ["SWITCHES", "SETTINGS", "flag", "setting", "number_setting", "dump", "describe", "default_cache_dir",
+           "DEBUG", "LOG_COMPILES", "EXPLAIN_CACHE_MISSES", "DUMP_JAXPR", "DUMP_IR", "NO_BLAS", "NO_DISK_CACHE",
+           "CACHE_SHARED", "CACHE_DIR", "CACHE_MAX_MB", "NUM_THREADS", "JAX_FLAGS", "update", "read",
+           "UnknownConfigOption"]

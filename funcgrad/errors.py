@@ -16,6 +16,7 @@ __all__ = [
     "DataDependentShapeError",
     "NonConcreteBooleanIndexError",
     "ExportError",
+    "ImmutableArrayError",
 ]
 
 
@@ -59,3 +60,9 @@ class ExportError(ValueError):
     """``funcgrad.export``: a program that cannot be exported (a Python callback, an
     unregistered pytree node), or a blob that cannot be loaded (foreign, truncated,
     tampered, or of another format version)."""
+
+
+class ImmutableArrayError(TypeError, ValueError):
+    """An in-place change of a funcgrad value (``x[i] = v``, ``x.fill(0)``, ``out=x``): a
+    ``TypeError`` as JAX raises, and a ``ValueError`` as NumPy raises for a read-only
+    array, so code written for either catches it."""

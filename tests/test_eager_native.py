@@ -91,14 +91,14 @@ def test_dtype_changes_and_scalars():
             assert type(got) is Array and got.dtype == want.dtype
             np.testing.assert_array_equal(got, want)
     s = fnp.add(np.array(1.5), np.array(2.0))
-    s = fnp.add(np.array(1.5), np.array(2.0))  # 0-d: a NumPy scalar, as NumPy gives
-    assert type(s) is np.float64 and s == 3.5
+    s = fnp.add(np.array(1.5), np.array(2.0))  # 0-d: a 0-d value (NumPy gives a scalar)
+    assert type(s) is Array and s.shape == () and not s.flags.writeable and s == 3.5
     d = fnp.matmul(np.ones(3), np.ones(3))
     d = fnp.matmul(np.ones(3), np.ones(3))
-    assert type(d) is np.float64 and d == 3.0
+    assert type(d) is Array and d.shape == () and not d.flags.writeable and d == 3.0
     w = fnp.where(np.array(True), np.array(1.0), np.array(2.0))
     w = fnp.where(np.array(True), np.array(1.0), np.array(2.0))
-    assert type(w) is np.ndarray and w.shape == () and not w.flags.writeable
+    assert type(w) is Array and w.shape == () and not w.flags.writeable
 
 
 def test_errors_come_from_the_general_path():

@@ -98,7 +98,7 @@ def test_grad_outputs_are_values_and_aux_does_not_alias_the_input():
     np.testing.assert_array_equal(aux, [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(g, [2.0, 4.0, 6.0])
     assert type(g) is fg.Array and not g.flags.writeable and not aux.flags.writeable
-    assert isinstance(val, np.float64)
+    assert type(val) is fg.Array and val.shape == () and not val.flags.writeable
 
 
 # --- the Array subclass ---------------------------------------------------------------------
@@ -107,9 +107,10 @@ def test_results_are_ndarrays_of_the_array_subclass():
     x = fnp.tanh(np.array([0.5, -0.5]))
     assert isinstance(x, np.ndarray) and type(x) is fg.Array
     assert x.block_until_ready() is x
-    assert isinstance(fnp.sum(x), np.float64)  # 0-d results stay NumPy scalars
-    assert isinstance(x[0], np.float64)
-    assert isinstance(fnp.sin(0.5), np.float64)
+    s = fnp.sum(x)  # 0-d results are 0-d values
+    assert type(s) is fg.Array and s.shape == () and s.block_until_ready() is s
+    for v in (x[0], fnp.sin(0.5)):  # scalar indexing and Python scalar arguments too
+        assert type(v) is fg.Array and v.shape == () and v.dtype == np.float64 and not v.flags.writeable
 
 
 def test_operators_on_values_give_values_like_jax_arrays():

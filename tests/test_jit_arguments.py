@@ -109,6 +109,6 @@ def test_python_ints_beyond_int64_name_the_argument(big):
         fg.jit(lambda x, y: x + y)(1.0, big)
     with pytest.raises(OverflowError, match=r"argument 1 \('y'\) is the Python int"):
         fg.jit(lambda x, y: x + y)(1.0, y=big)
-    with pytest.raises(OverflowError, match=r"argument 2 \('y'\) \(leaf 1\) is the Python int"):
+    with pytest.raises(OverflowError, match=r"argument 2 \('y'\), leaf \[1\] is the Python int"):
         fg.jit(lambda x, n, y: x + y[1], static_argnums=1)(1.0, 3, (1, big))
     assert fg.jit(lambda x: x)(2**63 - 1) == 2**63 - 1

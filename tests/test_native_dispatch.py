@@ -103,7 +103,7 @@ def test_funcgrad_array_input_and_output_kinds():
         out = _check(fg.jit(g), a)
     out = _check(fg.jit(lambda x: {1: x}), a, native=False)  # (a non-str key: the Python plan)
     out = _check(fg.jit(lambda x: x.sum()), a)
-    assert type(out) is np.ndarray and out.ndim == 0 and not out.flags.writeable
+    assert type(out) is Array and out.ndim == 0 and not out.flags.writeable
 
 
 @pytest.mark.parametrize("v", [2.0, 3, True, -(2**62)], ids=["float", "int", "bool", "bigint"])

@@ -138,13 +138,12 @@ def test_slice_step_zero_is_value_error():
         getitem(np.arange(3.0), slice(None, None, 0))
 
 
-def test_eager_result_types_follow_numpy():
+def test_eager_0d_results_are_0d_values():
+    # NumPy tells a scalar (x[1, 2]) from a 0-d array (x[1, 2, ...]); funcgrad, as JAX, does not
     x = np.arange(6.0).reshape(2, 3)
-    assert type(getitem(x, (1, 2))) is np.float64
-    assert type(getitem(x, (1, 2, Ellipsis))) is np.ndarray
-    assert type(getitem(np.asarray(2.0), ())) is np.float64
-    assert type(getitem(np.asarray(2.0), Ellipsis)) is np.ndarray
-    assert type(fnp.take(x, 4)) is np.float64
+    for out in (getitem(x, (1, 2)), getitem(x, (1, 2, Ellipsis)), getitem(np.asarray(2.0), ()),
+                getitem(np.asarray(2.0), Ellipsis), fnp.take(x, 4)):
+        assert type(out) is fg.Array and out.shape == () and not out.flags.writeable
 
 
 # --- what the IR looks like ---------------------------------------------------------------

@@ -283,7 +283,8 @@ def test_trace_dtype_rules():
     assert fnp.trace(np.ones((2, 2), bool)).dtype == np.int64
     out = fnp.trace(np.eye(2, dtype=bool), dtype=bool)
     assert out.dtype == np.bool_ and out == np.trace(np.eye(2, dtype=bool), dtype=bool)
-    assert isinstance(fnp.trace(np.ones((2, 2))), np.float64)
+    out = fnp.trace(np.ones((2, 2)))  # a 0-d value (NumPy: a NumPy scalar)
+    assert type(out) is fg.Array and out.shape == () and out.dtype == np.float64
 
 
 # --- pad ------------------------------------------------------------------------------------

@@ -14,7 +14,11 @@ interop with NumPy, SciPy, matplotlib) that behaves like a ``jax.Array`` value:
   rebinds ``x``); NumPy functions on it (``numpy.sin(x)``, ``x.sum(0)``, ``x.copy()``)
   give plain, writeable ``ndarray``s, which belong to the user.
 
-0-d results stay what NumPy returns (NumPy scalars, or read-only 0-d ndarrays).
+0-d results are 0-d ``Array``s too, as in JAX (NumPy would return NumPy scalars): one
+type for every result of an eager call, a transform and a ``jit`` call, with
+``block_until_ready``, ``item``, ``float(x)``, ``f"{x:.3f}"`` and comparisons; unhashable,
+as a ``jax.Array``. Scalar indexing of a value (``x[0]``) gives a 0-d value as well;
+iterating a 1-d value gives NumPy scalars, as iterating a NumPy array does.
 The wrapping happens once per primitive on the eager ``bind`` path
 (``core/trace.py``), and at the boundary of each public ``funcgrad.numpy`` function,
 ``jit`` call and eager ``grad`` call (for results that did not come from ``bind``).
@@ -27,8 +31,11 @@ import numpy as np
 
 from funcgrad.core import pytree
 from funcgrad.core.dtypes import float_to_int
+from funcgrad.errors import ImmutableArrayError
 
 _ndarray = np.ndarray
+_generic = np.generic
+_asarray = np.asarray
 _getitem = np.ndarray.__getitem__
 
 # The ufuncs behind Python's binary operators (``s * x`` with a NumPy scalar ``s``).
@@ -50,19 +57,21 @@ class Array(np.ndarray):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         # ``np.float64(2) * x`` reaches here, not ``x.__rmul__``: NumPy scalars do not
-        # defer to ndarray subclasses. An operator between a NumPy scalar (funcgrad's 0-d
-        # results are NumPy scalars) and a value gives a value, as with the operands
-        # swapped (NumPy cannot tell ``np.multiply(s, x)`` from ``s * x``: both give
-        # values). Every other NumPy call gives plain arrays, as ``__array_wrap__`` does.
-        # (Array operators call NumPy on plain arrays and never come here.)
+        # defer to ndarray subclasses. An operator between a NumPy scalar and a value
+        # gives a value, as with the operands swapped (NumPy cannot tell
+        # ``np.multiply(s, x)`` from ``s * x``: both give values). Every other NumPy call
+        # gives plain arrays, as ``__array_wrap__`` does. (Array operators call NumPy on
+        # plain arrays and never come here.)
         if kwargs:
             out = kwargs.get("out")
             if out:
+                for o in out:
+                    if type(o) is Array and not o.flags.writeable:
+                        _immutable(f"numpy.{ufunc.__name__}(..., out=x)", f"x = funcgrad.numpy.{ufunc.__name__}(...)")
                 kwargs["out"] = tuple(unwrap(o) if type(o) is Array else o for o in out)
         elif method == "__call__" and len(inputs) == 2 and type(inputs[1]) is Array \
                 and isinstance(inputs[0], np.generic) and ufunc in _OPERATOR_UFUNCS:
-            result = ufunc(inputs[0], unwrap(inputs[1]))
-            return fresh_value(result) if type(result) is _ndarray else result
+            return fresh_value(ufunc(inputs[0], unwrap(inputs[1])))
         return getattr(ufunc, method)(*[unwrap(x) if type(x) is Array else x for x in inputs], **kwargs)
 
     def __setattr__(self, name, value):
@@ -85,7 +94,62 @@ class Array(np.ndarray):
     def __getitem__(self, idx):
         if _has_tracer(idx):
             return hooks["getitem"](self, idx)
-        return _getitem(self, idx)
+        out = _getitem(self, idx)
+        if type(out) is Array:
+            # The fresh copy an advanced index of a value makes is a value too. (A writeable
+            # Array NumPy made, np.empty_like(x), stays NumPy's: its views are written.)
+            if out.base is not self and out.flags.writeable and not self.flags.writeable:  # (a view: skip)
+                out.setflags(False)
+            return out
+        return fresh_value(out)  # a NumPy scalar (an integer index) as a 0-d value
+
+    def __iter__(self):
+        # Iteration is NumPy's protocol (``list(x)``, ``set(x)``, ``for v in x``, what
+        # NumPy-facing code does): a 1-d value gives NumPy scalars, as a NumPy array does,
+        # hashable and cheap; rows of an n-d one are values (``__getitem__``).
+        if self.ndim == 1:
+            return iter(unwrap(self))
+        if not self.ndim:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(len(self)))
+
+    # Values are immutable, as jax.Array: what would write into one raises funcgrad's
+    # TypeError with the fix (NumPy's bare "assignment destination is read-only" names
+    # none). Arrays NumPy made writeable (``np.zeros_like(x)``) stay NumPy's.
+    def __setitem__(self, idx, value):
+        if not self.flags.writeable:
+            _immutable("x[idx] = y", "x = x.at[idx].set(y) (or .add, .multiply, .min, .max, ...)")
+        _ndarray.__setitem__(self, idx, value)
+
+    def fill(self, value):
+        if not self.flags.writeable:
+            _immutable("x.fill(v)", "x = funcgrad.numpy.full_like(x, v)")
+        _ndarray.fill(self, value)
+
+    def sort(self, axis=-1, kind=None, order=None, **kwargs):
+        if not self.flags.writeable:
+            _immutable("x.sort()", "x = funcgrad.numpy.sort(x)")
+        _ndarray.sort(self, axis, kind, order, **kwargs)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        if not self.flags.writeable:
+            _immutable("x.partition(k)", "x = funcgrad.numpy.partition(x, k)")
+        _ndarray.partition(self, kth, axis, kind, order)
+
+    def put(self, indices, values, mode="raise"):
+        if not self.flags.writeable:
+            _immutable("x.put(idx, v)", "x = x.at[idx].set(v) on the flattened x")
+        _ndarray.put(self, indices, values, mode)
+
+    def resize(self, *shape, refcheck=True):
+        if not self.flags.writeable:
+            _immutable("x.resize(shape)", "x = funcgrad.numpy.resize(x, shape)")
+        _ndarray.resize(self, *shape, refcheck=refcheck)
+
+    def setflags(self, write=None, align=None, uic=None):
+        if write and not self.flags.writeable and self.base is not None:  # (not an array NumPy made)
+            _immutable("x.setflags(write=True)")
+        _ndarray.setflags(self, write, align, uic)
 
     @property
     def at(self):
@@ -139,23 +203,41 @@ def _operator(name):
         # On the plain arrays: NumPy then skips ``Array.__array_ufunc__`` (a costly hook).
         if other and type(other[0]) is Array:
             other = (unwrap(other[0]),)
-        out = base(unwrap(self), *other)
-        return fresh_value(out) if type(out) is _ndarray else out
+        plain = unwrap(self)
+        try:
+            if plain.ndim or (other and type(other[0]) not in _SCALAR_TYPES and not isinstance(other[0], _generic)):
+                return fresh_value(base(plain, *other))
+            # A 0-d value and a scalar (``loss * 0.5``): NumPy's scalar math, with the same
+            # promotion and values as on 0-d arrays and several times faster.
+            return fresh_value(getattr(plain[()], name)(*other))
+        except OverflowError:  # a Python int beyond the dtype: NumPy 2's message, named
+            if other and type(other[0]) is int:
+                raise OverflowError(f"Array.{name}: Python integer {other[0]} out of bounds for {self.dtype}") from None
+            raise
 
     method.__name__ = name
     return method
 
 
+_SCALAR_TYPES = frozenset((int, float, bool, complex))
 _OPERATORS = [f"__{n}__" for n in (
     "add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv", "floordiv", "rfloordiv",
     "mod", "rmod", "pow", "rpow", "matmul", "rmatmul", "and", "rand", "or", "ror", "xor", "rxor",
-    "lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert",
+    "lshift", "rlshift", "rshift", "rrshift", "lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert",
 )]
 for _name in _OPERATORS:
     setattr(Array, _name, _operator(_name))
 # Values are immutable: ``x += 1`` rebinds ``x`` to a new value, as with jax.Array.
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor"):
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift",
+              "rshift"):
     setattr(Array, f"__i{_name}__", getattr(Array, f"__{_name}__"))
+
+
+def _immutable(what: str, fix: str = ""):
+    raise ImmutableArrayError(
+        f"{what}: funcgrad arrays are immutable (read-only) values, like jax.Array, and cannot be "
+        f"changed in place; {f'use {fix} for a new value, or ' if fix else 'use '}numpy.array(x) for a "
+        "writeable NumPy copy")
 
 
 def _has_tracer(idx) -> bool:
@@ -185,29 +267,38 @@ def unwrap(a: Array) -> np.ndarray:
     return b if type(b) is _ndarray else a.view(_ndarray)
 
 
-def fresh_value(out):
-    """``out``, a plain ndarray that only funcgrad refers to, frozen as a value."""
-    if type(out) is not _ndarray:
-        return out
+def scalar_value(s):
+    """A NumPy scalar as a value: a 0-d read-only ``Array``."""
+    out = _asarray(s)
     out.setflags(False)
-    return out.view(Array) if out.ndim else out
+    return out.view(Array)
+
+
+def fresh_value(out):
+    """``out``, a plain ndarray that only funcgrad refers to (or a NumPy scalar), frozen
+    as a value."""
+    if type(out) is not _ndarray:
+        return scalar_value(out) if isinstance(out, _generic) else out
+    out.setflags(False)
+    return out.view(Array)
 
 
 def as_value(out, inputs=(), scratch=True):
     """``out`` (a plain ndarray computed from the plain ndarrays ``inputs``) as a value:
-    read-only, never aliasing memory the user can write (then a copy), an ``Array``
-    unless 0-d. Anything that is not a plain ndarray is returned as it is. A view of
+    read-only, never aliasing memory the user can write (then a copy), an ``Array``.
+    A NumPy scalar becomes a 0-d ``Array``; anything else that is not a plain ndarray
+    is returned as it is. A view of
     other writeable memory is the computation's scratch, frozen in place, when
     ``scratch`` (``inputs`` are all the memory the computation saw); else copied."""
     if type(out) is not _ndarray:
-        return out
+        return scalar_value(out) if isinstance(out, _generic) else out
     if out.base is None:
         for a in inputs:
             if out is a:
                 break
         else:  # a fresh result
             out.setflags(False)
-            return out.view(Array) if out.ndim else out
+            return out.view(Array)
     return _shared_value(out, inputs, scratch)
 
 
@@ -223,7 +314,7 @@ def _shared_value(out, inputs, scratch=True):
         else:  # scratch memory of the computation: freeze it
             owner.setflags(False)
     out.setflags(False)
-    return out.view(Array) if out.ndim else out
+    return out.view(Array)
 
 
 def _copy(out, owner):
@@ -264,8 +355,10 @@ def copied_value(out):
     if t is _ndarray or t is Array:
         b = out.base
         if not out.flags.writeable and (b is None or isinstance(b, _ndarray) and not b.flags.writeable):
-            return out.view(Array) if out.ndim and t is _ndarray else out
+            return out.view(Array) if t is _ndarray else out
         return fresh_value(np.array(out, copy=True))
+    if isinstance(out, _generic):
+        return scalar_value(out)
     return out
 
 
@@ -296,7 +389,7 @@ def fresh_caller(call):
         outs = call(*args)
         for o in outs:
             o.setflags(False)
-        return [o.view(Array) if o.ndim else o for o in outs]
+        return [o.view(Array) for o in outs]
 
     return call_values
 
@@ -312,6 +405,6 @@ def grad_results(out, aux, g_leaves, inputs):
 
 
 __all__ = [
-    "Array", "as_value", "as_values", "copied_value", "fresh_value", "unwrap", "from_pickle", "hooks",
+    "Array", "as_value", "as_values", "copied_value", "fresh_value", "scalar_value", "unwrap", "from_pickle", "hooks",
     "values_caller", "fresh_caller", "grad_results", "leaf_values",
 ]

@@ -59,17 +59,29 @@ def is_unsigned(dt) -> bool:
 
 
 def canonicalize(dtype, *, what: str = "value") -> np.dtype:
-    """Return ``dtype`` as a supported ``np.dtype`` or raise ``UnsupportedDtypeError``."""
+    """Return ``dtype`` as a supported ``np.dtype`` or raise ``UnsupportedDtypeError``.
+    A supported dtype of the other byte order (``>f8`` on a little-endian machine) is
+    its native twin: funcgrad computes in native order (as NumPy's results are), and
+    takes such data converted (``native``)."""
     try:
         dt = np.dtype(dtype)
     except TypeError as e:
         raise UnsupportedDtypeError(f"{what}: {dtype!r} is not a dtype funcgrad understands") from e
     if dt in _SUPPORTED_SET:
         return dt
+    if not dt.isnative and dt.newbyteorder("=") in _SUPPORTED_SET:
+        return dt.newbyteorder("=")
     raise UnsupportedDtypeError(
         f"{what} has dtype {dt.name}, which funcgrad does not support. Supported dtypes: "
         f"{SUPPORTED_TEXT}. Convert first, e.g. x.astype(numpy.float64)."
     )
+
+
+def native(x):
+    """``x`` (an ndarray or NumPy scalar) in native byte order: converted (a new array)
+    when it is not, as NumPy converts such data for arithmetic."""
+    dt = x.dtype
+    return x if dt.isnative else x.astype(dt.newbyteorder("="))
 
 
 def is_complex(dt) -> bool:

@@ -134,7 +134,7 @@ def _node_of(x, is_leaf):
 class PyTreeDef:
     """Hashable structure of a pytree: node type, aux data and child structures."""
 
-    __slots__ = ("node_type", "aux", "children", "num_leaves", "_hash")
+    __slots__ = ("node_type", "aux", "children", "num_leaves", "_hash", "_order")
 
     def __init__(self, node_type, aux, children: tuple):
         self.node_type = node_type  # None for a leaf
@@ -142,38 +142,81 @@ class PyTreeDef:
         self.children = children
         self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
         self._hash = None
+        self._order = None
+
+    # Walks below are iterative: a pytree may be nested deeper than Python's recursion
+    # limit (a 10,000-deep list is a valid argument).
+    def postorder(self) -> tuple:
+        """The nodes of this structure, each after its children (iterative; kept: a
+        structure is immutable, and ``tree_unflatten`` walks it on every call)."""
+        if self._order is not None:
+            return self._order
+        out, stack = [], [(self, False)]
+        while stack:
+            td, expanded = stack.pop()
+            if expanded or not td.children:
+                out.append(td)
+            else:
+                stack.append((td, True))
+                stack.extend((c, False) for c in reversed(td.children))
+        self._order = out = tuple(out)
+        return out
 
     @property
     def num_nodes(self) -> int:
-        return 1 + sum(c.num_nodes for c in self.children)
+        return len(self.postorder())
 
     def _key(self):
         return (self.node_type, self.aux, self.children)
 
     def __eq__(self, other):
-        return isinstance(other, PyTreeDef) and self._key() == other._key()
+        if self is other:
+            return True
+        if not isinstance(other, PyTreeDef):
+            return False
+        stack = [(self, other)]
+        while stack:
+            a, b = stack.pop()
+            if a is b:
+                continue
+            if a.node_type is not b.node_type and a.node_type != b.node_type:
+                return False
+            if a.num_leaves != b.num_leaves or len(a.children) != len(b.children) or a.aux != b.aux:
+                return False
+            stack.extend(zip(a.children, b.children))
+        return True
 
     def __hash__(self):
         if self._hash is None:
-            self._hash = hash(self._key())
+            for td in self.postorder():  # children first: each hash is one tuple's
+                if td._hash is None:
+                    td._hash = hash((td.node_type, td.aux, tuple(c._hash for c in td.children)))
         return self._hash
 
     def __repr__(self):
         return f"PyTreeDef({self._str()})"
 
     def _str(self) -> str:
-        if self.node_type is None:
-            return "*"
-        inner = ", ".join(c._str() for c in self.children)
-        if self.node_type is tuple:
-            return f"({inner}{',' if len(self.children) == 1 else ''})"
-        if self.node_type is list:
-            return f"[{inner}]"
-        if self.node_type is dict:
-            return "{" + ", ".join(f"{k!r}: {c._str()}" for k, c in zip(self.aux, self.children)) + "}"
-        if self.node_type is type(None):
-            return "None"
-        return f"{self.node_type.__name__}[{self.aux!r}]({inner})"
+        shown: list = []  # (postorder: each node's children are the last strings shown)
+        for td in self.postorder():
+            n = len(td.children)
+            kids = shown[len(shown) - n:] if n else []
+            del shown[len(shown) - n:]
+            inner, nt = ", ".join(kids), td.node_type
+            if nt is None:
+                text = "*"
+            elif nt is tuple:
+                text = f"({inner}{',' if n == 1 else ''})"
+            elif nt is list:
+                text = f"[{inner}]"
+            elif nt is dict:
+                text = "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(td.aux, kids)) + "}"
+            elif nt is type(None):
+                text = "None"
+            else:
+                text = f"{nt.__name__}[{td.aux!r}]({inner})"
+            shown.append(text)
+        return shown[0]
 
     def unflatten(self, leaves):
         return tree_unflatten(self, leaves)
@@ -264,17 +307,17 @@ def tree_unflatten(treedef: PyTreeDef, leaves):
     if node_type is tuple and _flat_defs.get((tuple, len(leaves))) is treedef:
         return tuple(leaves)  # a flat tuple (the treedef tree_flatten's fast path made)
     it = iter(leaves)
-
-    def build(td: PyTreeDef):
+    built: list = []  # (postorder, iterative: a tree may be deeper than the recursion limit)
+    for td in treedef.postorder():
         if td.node_type is None:
-            return next(it)
-        children = [build(c) for c in td.children]
+            built.append(next(it))
+            continue
+        n = len(td.children)
+        children = built[len(built) - n:] if n else []
+        del built[len(built) - n:]
         nt = _registry.get(td.node_type)
-        if nt is not None:
-            return nt.from_iterable(td.aux, children)
-        return td.node_type(*children)  # namedtuple
-
-    return build(treedef)
+        built.append(nt.from_iterable(td.aux, children) if nt is not None else td.node_type(*children))  # (namedtuple)
+    return built[0]
 
 
 def tree_leaves(tree, is_leaf=None) -> list:

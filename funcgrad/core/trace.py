@@ -18,7 +18,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from funcgrad import config, errors
-from funcgrad.core import debug_checks, source_info
+from funcgrad.core import debug_checks, dtypes, source_info
 from funcgrad.core.array import Array, as_value, unwrap
 from funcgrad.core.avals import ShapedArray, get_aval
 from funcgrad.core.fp_errors import restore, silence
@@ -330,7 +330,9 @@ def is_staging() -> bool:
     return _state.dynamic is not None
 
 
-_eager_checked: set = set()
+# Eager signatures checked (abstract_eval ran): signature -> whether an argument has data
+# of the other byte order (``>f8``), converted to native order before the impl.
+_eager_checked: dict = {}
 _debug_checks = config.DEBUG_CHECKS  # ([0]: a jax_debug_nans/infs check is on; core/debug_checks.py)
 _ndarray = np.ndarray
 _PY_SCALARS = (bool, int, float, complex)
@@ -367,17 +369,20 @@ def _eager_bind(prim: Primitive, args, params, values: bool = False):
         if prim.jaxpr_params:  # (never cache sub-programs: they would outlive their owner)
             raise TypeError
         key = tuple(key)
-        checked = key in _eager_checked
+        foreign = _eager_checked.get(key)
     except TypeError:  # an unhashable param: check every time
-        key, checked = None, False
-    if not checked:
+        key, foreign = None, None
+    if foreign is None:
         abstract_eval_tuple(prim, [get_aval(a) for a in args], params)
+        foreign = any(isinstance(a, (np.ndarray, np.generic)) and not a.dtype.isnative for a in args)
         if key is not None:
             if len(_eager_checked) > 50_000:
                 _eager_checked.clear()
-            _eager_checked.add(key)
+            _eager_checked[key] = foreign
     if arrays:  # (the plain base of an Array made by bind is its .base: see core/array.py)
         args = _unwrap_all(args)
+    if foreign:  # (impls compute on native data, as compiled code: bitcasts see its bits)
+        args = [dtypes.native(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in args]
     inputs = args  # (arrays made here from Python scalars below are no one else's)
     if scalars and not prim.impl_takes_python_scalars:  # impls only ever see NumPy values
         args = [np.asarray(x) if type(x) in _PY_SCALARS else x for x in args]

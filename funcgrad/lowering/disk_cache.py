@@ -59,10 +59,9 @@ def directory() -> str:
 
 
 def max_bytes() -> int:
-    try:
-        return int(float(config.setting(config.CACHE_MAX_MB) or 256) * 2**20)
-    except ValueError:
-        return 256 * 2**20
+    mb = config.number_setting(config.CACHE_MAX_MB, 256, 0, "a size in MB, a number >= 0 (0 keeps no entries; "
+                               f"{config.NO_DISK_CACHE}=1 turns the cache off)")
+    return int(mb * 2**20)
 
 
 def key(text: str, fingerprint: str) -> str:

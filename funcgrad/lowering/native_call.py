@@ -18,8 +18,8 @@ builds its IR text from the pieces here and calls ``bind`` and ``method``:
   none) is read first; only while some thread stages is the thread's state read with
   ``PyObject_GetAttr`` (every writer of ``dynamic`` is ``core.trace.new_main``, which
   counts: the two tests agree).
-- ``FREEZE`` (``@fg_py_freeze``): an ndarray result made read-only and, when n-d, viewed
-  as a funcgrad ``Array``, as ``core.array.fresh_caller`` does.
+- ``FREEZE`` (``@fg_py_freeze``): an ndarray result made read-only and viewed as a
+  funcgrad ``Array`` (0-d ones too), as ``core.array.fresh_caller`` does.
 - ``method(cls, address, doc)``: the method descriptor (``PyDescr_NewMethod``) of the
   compiled function, kept alive for the process.
 
@@ -61,8 +61,9 @@ FUNCS = {
     # NumPy's, from its C API table (``_NUMPY_SLOTS``)
     "fg_np_new_from_descr": ("ptr", "ptr, ptr, i32, ptr, ptr, ptr, i32, ptr"),  # PyArray_NewFromDescr
     "fg_np_view": ("ptr", "ptr, ptr, ptr"),  # PyArray_View(array, dtype, subtype)
+    "fg_np_from_any": ("ptr", "ptr, ptr, i32, i32, i32, ptr"),  # PyArray_FromAny (a NumPy scalar -> 0-d)
 }
-_NUMPY_SLOTS = {"fg_np_new_from_descr": 94, "fg_np_view": 137}
+_NUMPY_SLOTS = {"fg_np_new_from_descr": 94, "fg_np_view": 137, "fg_np_from_any": 69}
 
 
 def layout_ok() -> bool:
@@ -161,8 +162,8 @@ ns_got:
 """
 
 
-# ptr freeze(ndarray r): r read-only; an n-d one replaced by a read-only ``Array`` view of
-# it (r's reference passes to the view; null with the error set if the view fails).
+# ptr freeze(ndarray r): r made read-only and replaced by a read-only ``Array`` view of it,
+# 0-d ones too (r's reference passes to the view; null with the error set if the view fails).
 FREEZE = """\
 define internal ptr @fg_py_freeze(ptr %r) {
 entry:
@@ -170,16 +171,9 @@ entry:
   %f = load i32, ptr %fp
   %f2 = and i32 %f, MASK
   store i32 %f2, ptr %fp
-  %ndp = getelementptr i8, ptr %r, i64 24
-  %nd = load i32, ptr %ndp
-  %zerod = icmp eq i32 %nd, 0
-  br i1 %zerod, label %done, label %view
-view:
   %v = call ptr @fg_np_view(ptr %r, ptr null, ptr @fg_py_array)
   call void @Py_DecRef(ptr %r)
   ret ptr %v
-done:
-  ret ptr %r
 }
 """.replace("MASK", str(~WRITEABLE & 0xFFFFFFFF))
 FREEZE_NEEDS = ("fg_py_array", "fg_np_view", "Py_DecRef")

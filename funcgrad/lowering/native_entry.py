@@ -14,8 +14,8 @@ and makes it the ``__call__`` of the jitted-function class as a method descripto
   ``ob_fval``; an int through ``PyLong_AsLongLongAndOverflow``; a bool by identity);
 - the outputs are allocated with NumPy's ``PyArray_NewFromDescr``, the core runs (the
   GIL released around long work, as ``dispatch.tuple_entry`` does), then each output is
-  frozen and wrapped exactly as ``core.array.fresh_caller`` does (read-only; n-d ones as a
-  read-only ``Array`` view, 0-d ones as 0-d ndarrays) and the output tree is built by a
+  frozen and wrapped exactly as ``core.array.fresh_caller`` does (read-only; viewed as a
+  read-only ``Array``, 0-d ones too) and the output tree is built by a
   small postorder program (tuples, lists, dicts with str keys, None, leaves).
 
 On any mismatch, with keyword arguments, inside ``disable_jit()`` or while a staging
@@ -230,24 +230,21 @@ class _Builder:
 def _out_program(tree, ops, keys) -> bool:
     """Postorder ops building the output tree ``tree`` from the outputs (``_RUN``'s tree
     program): a leaf, None, or a tuple / list / dict (str keys) of such."""
-    t = tree.node_type
-    if t is None:
-        ops.append(_T_LEAF)
-        return True
-    if t is type(None):
-        ops.append(_T_NONE)
-        return True
-    if t not in (tuple, list, dict) or (t is dict and not all(type(k) is str for k in tree.aux)):
-        return False
-    for c in tree.children:
-        if not _out_program(c, ops, keys):
+    for td in tree.postorder():  # (iterative: an output may be nested deeper than the recursion limit)
+        t = td.node_type
+        if t is None:
+            ops.append(_T_LEAF)
+        elif t is type(None):
+            ops.append(_T_NONE)
+        elif t not in (tuple, list, dict) or (t is dict and not all(type(k) is str for k in td.aux)):
             return False
-    n = len(tree.children)
-    if t is dict:
-        keys.extend(tree.aux)
-        ops += [_T_DICT, n, *[id(k) for k in tree.aux]]
-    else:
-        ops += [_T_TUPLE if t is tuple else _T_LIST, n]
+        elif t is dict:
+            keys.extend(td.aux)
+            ops += [_T_DICT, len(td.children), *[id(k) for k in td.aux]]
+        else:
+            ops += [_T_TUPLE if t is tuple else _T_LIST, len(td.children)]
+        if len(ops) > _MAX_TREE:
+            return False
     return True
 
 

@@ -4,7 +4,7 @@
 >>> fg.nn.relu(np.array([-1.0, 2.0]))
 Array([0., 2.])
 >>> fg.grad(fg.nn.relu)(0.0)          # JAX's convention at the kink
-np.float64(0.0)
+Array(0.)
 """
 from funcgrad.nn import initializers  # noqa: F401,E402
 from funcgrad.nn.functions import *  # noqa: F401,F403

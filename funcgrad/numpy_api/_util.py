@@ -59,6 +59,7 @@ def asarray(x, dtype=None, fname: str = "asarray"):
         if type(x) is not np.ndarray and type(x) is not Array and isinstance(x, np.ndarray):
             x = np.asarray(x)  # another ndarray subclass (numpy.matrix, ...): a plain view
         dtypes.canonicalize(x.dtype, what=f"{fname} argument")
+        x = dtypes.native(x)  # (``>f8`` data: converted, as NumPy does for arithmetic)
         return x if dtype is None or x.dtype == dtype else _cast_concrete(np.asarray(x), dtype)
     numeric = is_python_scalar(x) or isinstance(x, (list, tuple, numbers.Number))
     if x is None or isinstance(x, (str, bytes)) or not numeric:
@@ -67,6 +68,8 @@ def asarray(x, dtype=None, fname: str = "asarray"):
     if dtype is not None and arr.dtype != dtype:
         arr = _cast_concrete(arr, dtype) if arr.dtype.kind == "f" else np.asarray(x, dtype)
     if arr.dtype == object:
+        if type(x) is int:  # (NumPy makes an object array; JAX and NumPy's arithmetic overflow)
+            raise OverflowError(f"{fname}: Python integer {x} out of bounds for int64")
         raise TypeError(f"{fname}: ragged or non-numeric sequences cannot become arrays")
     dtypes.canonicalize(arr.dtype, what=f"{fname} argument")
     return arr
@@ -167,6 +170,8 @@ def _scalar_constant(x, dtype):
         token = silence()  # (1e300 as float32 is inf: silent, as funcgrad's operations are)
         try:
             arr = np.asarray(x, dtype)  # raises OverflowError like NumPy for out-of-range ints
+        except OverflowError:  # (beyond int64 NumPy says "too large to convert to C long")
+            raise OverflowError(f"Python integer {x} out of bounds for {dtype}") from None
         finally:
             restore(token)
         arr.setflags(False)
@@ -193,6 +198,8 @@ def _signature(x):
     if t is np.ndarray or t is Array or isinstance(x, np.generic):
         dt = x.dtype
         if dt not in _SUPPORTED:
+            if not dt.isnative:
+                return None  # (``asarray`` converts it to native byte order)
             dtypes.canonicalize(dt, what="argument")  # raises with a clear message
         return dt, False, x.shape
     if isinstance(x, Tracer):
@@ -388,46 +395,55 @@ def _traced_and_scalar(rule: int, a, b):
 
 def promote_args(fname: str, *args):
     """Check, promote dtypes and broadcast shapes: ready for a strict primitive."""
-    dtype, same_shape = _uniform(args)
-    if dtype is not None:  # nothing to promote
-        return args if same_shape else _broadcast_all(fname, args, [x.shape for x in args])
-    if len(args) == 2:
-        out = _traced_and_scalar(_NUMERIC, *args)
-        if out is not None:
-            return out
-    args, sigs = _prepare(fname, args)
-    dtype = _promoted_dtype(sigs) if len(args) > 1 else sigs[0][0]
-    return _broadcast_all(fname, _convert_all(args, sigs, dtype), [s[2] for s in sigs])
+    try:
+        dtype, same_shape = _uniform(args)
+        if dtype is not None:  # nothing to promote
+            return args if same_shape else _broadcast_all(fname, args, [x.shape for x in args])
+        if len(args) == 2:
+            out = _traced_and_scalar(_NUMERIC, *args)
+            if out is not None:
+                return out
+        args, sigs = _prepare(fname, args)
+        dtype = _promoted_dtype(sigs) if len(args) > 1 else sigs[0][0]
+        return _broadcast_all(fname, _convert_all(args, sigs, dtype), [s[2] for s in sigs])
+    except OverflowError as e:  # a Python int out of the array's range: name the function
+        raise OverflowError(f"{fname}: {e}") from None
 
 
 def promote_args_inexact(fname: str, *args):
-    dtype, same_shape = _uniform(args)
-    if dtype is not None and dtype.kind in "fc":  # nothing to promote
-        return args if same_shape else _broadcast_all(fname, args, [x.shape for x in args])
-    if len(args) == 2:
-        out = _traced_and_scalar(_INEXACT, *args)
-        if out is not None:
-            return out
-    args, sigs = _prepare(fname, args)
-    dtype = _promoted_dtype(sigs)
-    if dtype.kind not in "fc":
-        dtype = dtypes.default_float
-    return _broadcast_all(fname, _convert_all(args, sigs, dtype), [s[2] for s in sigs])
+    try:
+        dtype, same_shape = _uniform(args)
+        if dtype is not None and dtype.kind in "fc":  # nothing to promote
+            return args if same_shape else _broadcast_all(fname, args, [x.shape for x in args])
+        if len(args) == 2:
+            out = _traced_and_scalar(_INEXACT, *args)
+            if out is not None:
+                return out
+        args, sigs = _prepare(fname, args)
+        dtype = _promoted_dtype(sigs)
+        if dtype.kind not in "fc":
+            dtype = dtypes.default_float
+        return _broadcast_all(fname, _convert_all(args, sigs, dtype), [s[2] for s in sigs])
+    except OverflowError as e:  # a Python int out of the array's range: name the function
+        raise OverflowError(f"{fname}: {e}") from None
 
 
 def promote_args_float_loop(fname: str, *args):
     """``promote_args_inexact`` with the dtype of NumPy's float ufunc loops
     (``dtypes.float_loop_dtype``: ``np.sin(int16)`` is float32, ``np.divide`` is not one)."""
-    dtype, same_shape = _uniform(args)
-    if dtype is not None and dtype.kind in "fc":  # nothing to promote
-        return args if same_shape else _broadcast_all(fname, args, [x.shape for x in args])
-    if len(args) == 2:
-        out = _traced_and_scalar(_FLOAT_LOOP, *args)
-        if out is not None:
-            return out
-    args, sigs = _prepare(fname, args)
-    dtype = dtypes.float_loop_dtype(_promoted_dtype(sigs))
-    return _broadcast_all(fname, _convert_all(args, sigs, dtype), [s[2] for s in sigs])
+    try:
+        dtype, same_shape = _uniform(args)
+        if dtype is not None and dtype.kind in "fc":  # nothing to promote
+            return args if same_shape else _broadcast_all(fname, args, [x.shape for x in args])
+        if len(args) == 2:
+            out = _traced_and_scalar(_FLOAT_LOOP, *args)
+            if out is not None:
+                return out
+        args, sigs = _prepare(fname, args)
+        dtype = dtypes.float_loop_dtype(_promoted_dtype(sigs))
+        return _broadcast_all(fname, _convert_all(args, sigs, dtype), [s[2] for s in sigs])
+    except OverflowError as e:  # a Python int out of the array's range: name the function
+        raise OverflowError(f"{fname}: {e}") from None
 
 
 # (numpy_api/staged.py calls the scalar plan directly for these promotion functions)

@@ -215,7 +215,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     spaced ``dx``).
 
     >>> fnp.trapezoid(np.array([1., 2., 3.]), x=np.array([4., 6., 8.]))
-    np.float64(8.0)
+    array(8.)
     """
     yv = _arg(y, "trapezoid")
     nd = aval_of(yv).ndim
@@ -303,7 +303,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     results as NumPy. ``period`` wraps ``x`` and ``xp`` (``left``/``right`` then unused).
 
     >>> fnp.interp(2.5, np.array([1., 2., 3.]), np.array([3., 2., 0.]))
-    np.float64(1.0)
+    array(1.)
     """
     f64 = dtypes.float64
     xv, xpv = (cast(_arg(v, "interp"), f64) for v in (x, xp))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.core import dtypes
+from funcgrad.core.array import Array
 from funcgrad.core.avals import is_python_scalar
 from funcgrad.core.trace import Tracer
 from funcgrad.numpy_api._util import asarray
@@ -97,14 +98,16 @@ def broadcast_shapes(*shapes):
 
 def isscalar(element):
     """Whether ``element`` is a scalar: NumPy's answer for concrete values (Python and
-    NumPy scalars, not 0-d arrays), and True for 0-d traced values, so that code testing
-    a funcgrad result (a NumPy scalar eagerly) takes the same branch under transforms.
+    NumPy scalars, not 0-d NumPy arrays), and True for funcgrad's 0-d values, traced or
+    not (a funcgrad 0-d result is a 0-d ``Array``), as ``jax.numpy.isscalar``.
 
     >>> fnp.isscalar(3.0), fnp.isscalar(np.array([3.0]))
     (True, False)
     """
     if isinstance(element, Tracer):
         return element.aval.ndim == 0
+    if type(element) is Array:
+        return element.ndim == 0
     return bool(np.isscalar(element))
 
 

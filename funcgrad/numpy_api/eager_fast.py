@@ -15,7 +15,7 @@ ufunc. The fast functions here skip that machinery:
 - broadcasting is left to the NumPy function (same rules, same results: the general
   path's explicit broadcasts are the views NumPy makes internally);
 - the result is frozen into a value as ``bind`` does (read-only ``Array``, fresh
-  memory, NumPy scalars for 0-d ufunc results), under the same silenced
+  memory, 0-d ``Array``s for the NumPy scalars of 0-d ufunc results), under the same silenced
   floating-point error state.
 
 Anything else -- a tracer, a staging trace, an unsupported dtype, a plan that would
@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.core import dtypes
-from funcgrad.core.array import Array
+from funcgrad.core.array import Array, fresh_value
 from funcgrad.core.fp_errors import restore, silence
 from funcgrad.core.primitive import impl_rules
 from funcgrad.core.prims import elementwise as _ew
@@ -91,8 +91,8 @@ def _plan(keys, inexact, choose):
 def _freeze(out):
     if type(out) is _nd:  # (ufuncs and np.dot give fresh arrays, or NumPy scalars for 0-d)
         out.setflags(False)
-        return out.view(Array) if out.ndim else out
-    return out
+        return out.view(Array)
+    return fresh_value(out)
 
 
 def _key_of(x):
@@ -147,8 +147,8 @@ def unary(slow, inexact, choose):
                         restore(token)
                     if type(out) is _nd:
                         out.setflags(False)
-                        return out.view(Array) if out.ndim else out
-                    return out
+                        return out.view(Array)
+                    return fresh_value(out)  # a NumPy scalar (0-d operands) as a 0-d value
         return slow(x)
 
     fast.cfg = cfg
@@ -208,8 +208,8 @@ def binary(slow, inexact, choose):
                         restore(token)
                     if type(out) is _nd:
                         out.setflags(False)
-                        return out.view(Array) if out.ndim else out
-                    return out
+                        return out.view(Array)
+                    return fresh_value(out)  # a NumPy scalar (0-d operands) as a 0-d value
         return slow(x1, x2)
 
     fast.cfg = cfg
@@ -250,7 +250,7 @@ def where(slow):
                         except (OverflowError, TypeError, ValueError):
                             return slow(condition, x, y)
                         out.setflags(False)  # (always an ndarray: 0-d for 0-d operands)
-                        return out.view(Array) if out.ndim else out
+                        return out.view(Array)
         return slow(condition, x, y)
 
     fast.cfg = cfg

@@ -26,8 +26,8 @@ takes the plan when there are no keywords, no staging trace (``trace.STAGING[0]`
 or ``TRACE_STATE.dynamic is None``), as many operands as dtypes, each an
 ``ndarray`` (or an ``Array`` whose base is one, passed as that base, as ``eager_fast``
 does) of exactly that dtype object and of a rank in bounds. It then calls ``fn`` and
-freezes an ``ndarray`` result as ``eager_fast`` does (writeable flag cleared; n-d ones
-viewed as ``Array``; anything else, a NumPy scalar, as it is). Any other call, and any
+freezes the result as ``eager_fast`` does (writeable flag cleared, viewed as ``Array``;
+a NumPy scalar is made a 0-d array first, ``PyArray_FromAny``). Any other call, and any
 error raised by ``fn`` (the Python path then gives the general path's error), goes to
 ``fallback`` with the same arguments.
 
@@ -158,7 +158,8 @@ CONTEXT = (ctypes.c_void_p * 2)()
 _SHARED = ("fg_py_ndarray", "fg_py_array", "fg_py_none", "fg_py_list", "fg_py_tuple", "fg_py_staging", "fg_py_zero",
            "fg_py_trace_state", "fg_py_str_dynamic")
 _FUNCS = ("PyObject_GetAttr", "PyErr_Clear", "Py_DecRef", "PyLong_AsLongLong", "PyObject_Vectorcall",
-          "PyContextVar_Set", "PyContextVar_Reset", "PyContext_Enter", "PyContext_Exit", "fg_np_view")
+          "PyContextVar_Set", "PyContextVar_Reset", "PyContext_Enter", "PyContext_Exit", "fg_np_view",
+          "fg_np_from_any")
 
 
 def _text(cfg_offset: int) -> str:
@@ -412,7 +413,14 @@ frozen:
   %v = call ptr @fg_py_freeze(ptr %r)
   ret ptr %v
 done:
-  ret ptr %r
+  ; a NumPy scalar (a 0-d result, dot of vectors): a 0-d array first, then a 0-d value
+  %z = call ptr @fg_np_from_any(ptr %r, ptr null, i32 0, i32 0, i32 0, ptr null)
+  call void @Py_DecRef(ptr %r)
+  %znull = icmp eq ptr %z, null
+  br i1 %znull, label %clear_fallback, label %zfrozen
+zfrozen:
+  %zv = call ptr @fg_py_freeze(ptr %z)
+  ret ptr %zv
 clear_fallback:
   call void @PyErr_Clear()
   br label %fallback

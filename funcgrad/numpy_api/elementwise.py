@@ -693,6 +693,9 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     cond = _to_bool(condition, "where")
     # NumPy's where casts a Python int outside the other operand's integer range (uint16
     # vs -1) to that dtype, wrapping, where arithmetic would raise OverflowError.
+    for s in (x, y):
+        if type(s) is int and not -(2**63) <= s < 2**64:  # (no integer dtype holds it)
+            raise OverflowError(f"where: Python integer {s} out of bounds for int64")
     if type(x) is int and _outside_int_range(y, x):
         x = np.asarray(x).astype(aval_of(y).dtype)
     elif type(y) is int and _outside_int_range(x, y):

@@ -157,7 +157,7 @@ def _getitem(x, idx, mode=None, fill_value=None, fname="getitem"):
         out = _gather_advanced(y, plan, tokens, bshape, out_shape, gmode, fill_value)
     else:
         out = lax.reshape(y, out_shape)
-    if plan.scalar and isinstance(out, np.ndarray):
+    if plan.scalar and type(out) is np.ndarray:  # (not a value: 0-d values stay values)
         return out[()]
     return out
 
@@ -485,7 +485,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
         gmode = "fill"
     idx = (slice(None),) * axis + ((i,) if iaval.ndim else (_as_dyn(i),))
     res = _getitem(a, idx, gmode, fill_value, fname="take")
-    if _util.shape_of(res) == () and isinstance(res, np.ndarray):
+    if _util.shape_of(res) == () and type(res) is np.ndarray:  # (not a value: 0-d values stay values)
         return res[()]
     return res
 

@@ -71,8 +71,9 @@ def _matrix_arg(fname, a, square=True):
 
 
 def _scalar(x):
-    """Eager 0-d results are NumPy scalars, as NumPy returns them."""
-    return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
+    """A plain 0-d array as a NumPy scalar (0-d values stay values: the public boundary
+    makes NumPy scalars values too)."""
+    return x[()] if type(x) is np.ndarray and x.ndim == 0 else x
 
 
 def _mT(x):
@@ -131,7 +132,7 @@ def det(a):
     matrices too: ``grad(det)([[1, 2], [2, 4]])`` is ``[[4, -2], [-2, 1]]``, as in JAX.
 
     >>> fnp.linalg.det(np.array([[2.0, 1.0], [1.0, 3.0]]))
-    np.float64(5.0)
+    array(5.)
     """
     return _scalar(_det(_matrix_arg("det", a)))
 
@@ -398,7 +399,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     SVD 2 (largest singular value), -2 (smallest) and 'nuc' (their sum).
 
     >>> fnp.linalg.norm(np.array([3.0, 4.0]))
-    np.float64(5.0)
+    array(5.)
     """
     _util.check_arraylike("norm", x)
     x = _util.asarray(x, fname="norm")

@@ -22,7 +22,7 @@ import inspect
 import numpy as np
 
 from funcgrad.core import array as _array
-from funcgrad.core.array import Array, as_value
+from funcgrad.core.array import Array, as_value, scalar_value
 from funcgrad.core.staging import JaxprTracer
 from funcgrad.core.trace import Tracer
 from funcgrad.numpy_api import staged
@@ -218,6 +218,8 @@ def _value(out, args, kwargs):
         return as_value(np.array(out)) if out.flags.writeable else out
     if t is np.ndarray:
         return as_value(out, _inputs(args, kwargs))
+    if isinstance(out, np.generic):  # (a 0-d result made a NumPy scalar: a 0-d value)
+        return scalar_value(out)
     if isinstance(out, tuple) or t is list:  # (named) tuples and lists of results
         items = [_value(o, args, kwargs) for o in out]
         if t is tuple or t is list:
@@ -249,7 +251,7 @@ def _generic_boundary(fn):
                 if out is a:
                     return _value(out, args, kwargs)
             return out
-        if t is np.ndarray or t is tuple or t is list or isinstance(out, tuple):
+        if t is np.ndarray or t is tuple or t is list or isinstance(out, (tuple, np.generic)):
             return _value(out, args, kwargs)
         if isinstance(out, Tracer):
             return _strong(out)
@@ -268,7 +270,8 @@ def _fixed_arity_boundary(fn):
     if not params or any(p.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD) or p.name.startswith("_") for p in params):
         return None
     ns = {"_fn": fn, "_Array": Array, "_nd": np.ndarray, "_value": _value, "_tuple": tuple, "_list": list,
-          "_type": type, "_isinstance": isinstance, "_Tracer": Tracer, "_strong": _strong}
+          "_type": type, "_isinstance": isinstance, "_Tracer": Tracer, "_strong": _strong,
+          "_tuple_or_scalar": (tuple, np.generic)}
     decl, call, names = [], [], []
     for k, p in enumerate(params):
         name = f"a{k}"
@@ -295,7 +298,7 @@ def _fixed_arity_boundary(fn):
         f"        if {' or '.join(f'_out is {n}' for n in names)}:",
         f"            return _value(_out, {everything}, {{}})",
         "        return _out",
-        "    if _t is _nd or _t is _tuple or _t is _list or _isinstance(_out, _tuple):",
+        "    if _t is _nd or _t is _tuple or _t is _list or _isinstance(_out, _tuple_or_scalar):",
         f"        return _value(_out, {everything}, {{}})",
         "    if _isinstance(_out, _Tracer):",
         "        return _strong(_out)",

@@ -54,7 +54,7 @@ def polyval(p, x, *, unroll=16):
     """Evaluate the polynomial ``p`` (highest power first) at ``x`` by Horner's rule.
 
     >>> fnp.polyval(np.array([3., 0., 1.]), 5.)
-    np.float64(76.0)
+    array(76.)
     """
     pv = _vec(p, "polyval")
     xv = asarray(x, fname="polyval")  # a Python scalar counts as a strong float64, as NumPy

@@ -61,11 +61,12 @@ def _strong(x, fname="products"):
 
 
 def _finish(out, dtype, scalar=True):
-    """Back to a bool result if needed; eager 0-d results become NumPy scalars, as
-    NumPy returns from ``dot``/``matmul``/``einsum`` (pass ``scalar=False`` to keep 0-d)."""
+    """Back to a bool result if needed. (Eager 0-d results are 0-d values, made by
+    ``bind``; a plain 0-d array becomes a NumPy scalar, which the public boundary makes
+    a value.)"""
     if dtype == dtypes.bool_ and aval_of(out).dtype != dtypes.bool_:
         out = lax.ne(out, _util.full(shape_of(out), 0, aval_of(out).dtype))
-    if scalar and isinstance(out, np.ndarray) and out.ndim == 0:
+    if scalar and type(out) is np.ndarray and out.ndim == 0:
         out = out[()]
     elif not scalar and isinstance(out, np.generic):
         out = np.asarray(out)

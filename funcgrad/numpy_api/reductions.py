@@ -9,8 +9,7 @@ last bit (a float32 mean divides in float64 and rounds back, like NumPy's
 
 >>> import funcgrad.numpy as fnp, numpy as np
 >>> fnp.mean(np.arange(4, dtype=np.int32))     # ints average in float64
-np.float64(1.5)
-
+array(1.5)
 Deviations from NumPy (by design; all static-shape friendly):
 
 - ``out=`` is not supported (arrays are immutable); ``where=`` and ``initial=`` are

@@ -123,7 +123,7 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     standard deviations, clipped to [-1, 1] (a single variable gives ``c / c``).
 
     >>> fnp.corrcoef(np.array([[0., 1., 2.], [2., 1., 0.5]]))[0, 1] < 0
-    np.True_
+    array(True)
     """
     c = cov(x, y, rowvar, dtype=dtype)
     shape = _util.shape_of(c)

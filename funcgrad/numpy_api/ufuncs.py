@@ -66,7 +66,7 @@ class ufunc(metaclass=_UfuncType):  # noqa: N801 - NumPy's and JAX's name
 
     >>> add = fnp.ufunc(operator.add, 2, 1, identity=0)
     >>> add.reduce(fnp.arange(4)), add.accumulate(fnp.arange(4))
-    (np.int64(6), array([0, 1, 3, 6]))
+    (array(6), array([0, 1, 3, 6]))
     """
 
     def __init__(self, func, /, nin, nout, *, name=None, nargs=None, identity=None, call=None, reduce=None,
@@ -151,7 +151,7 @@ class ufunc(metaclass=_UfuncType):  # noqa: N801 - NumPy's and JAX's name
         (a bool mask) leaves elements out. ``fnp.add.reduce`` is ``fnp.sum``.
 
         >>> fnp.subtract.reduce(fnp.array([10, 2, 3]))
-        np.int64(5)
+        array(5)
         """
         fname = f"{self.__name__}.reduce"
         self._binary_only("reduce")

@@ -2,7 +2,7 @@
 (ODE solving is ``funcgrad.experimental.ode.odeint``, as in JAX.)
 
 >>> trapezoid(np.array([1.0, 2.0, 3.0]))
-np.float64(4.0)
+array(4.)
 """
 from __future__ import annotations
 

@@ -19,17 +19,20 @@ from funcgrad.core.staging import flatten_fun
 from funcgrad.core.trace import Tracer, get_aval_any
 from funcgrad.core.wrapping import fun_name, wraps
 from funcgrad.transforms import eager_vjp
+from funcgrad.transforms.batching import NON_ARRAY_FIX, argument_leaf, leaf_owner
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.linearize import linearize_flat, vjp_flat
 from funcgrad.transforms.transpose import backward_pass
 
 
-def _check_inputs(fname, leaves):
+def _check_inputs(fname, leaves, args):
+    """Raise the TypeError for the first of ``leaves`` (of the arguments ``args``) that
+    is not an array, naming it by its argument and key path."""
     for i, x in enumerate(leaves):
         try:
             get_aval_any(x)
         except TypeError as e:
-            raise TypeError(f"{fname}: input leaf {i}: {e}") from None
+            raise TypeError(f"{fname}: {leaf_owner(args, None, i)}: {e}. {NON_ARRAY_FIX}") from None
     return leaves
 
 
@@ -48,7 +51,7 @@ def jvp(fun, primals, tangents):
     t_leaves, t_tree = pytree.tree_flatten(tuple(tangents))
     if p_tree != t_tree:
         raise TypeError(f"jvp: primal and tangent arguments must have the same structure; got {p_tree} and {t_tree}")
-    _check_inputs("jvp", p_leaves)
+    _check_inputs("jvp", p_leaves, tuple(primals))
     ts = []
     for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
         pa, ta = get_aval_any(p), get_aval_any(t)
@@ -115,7 +118,7 @@ def vjp(fun, *primals, has_aux=False):
     one cotangent per primal argument. With ``has_aux``, ``fun`` returns ``(out, aux)``
     and the result is ``(out, vjp_fun, aux)``."""
     p_leaves, p_tree = pytree.tree_flatten(primals)
-    in_avals = _input_avals("vjp", p_leaves)
+    in_avals = _input_avals("vjp", p_leaves, primals)
 
     def pair_fun(*args):
         out = fun(*args)
@@ -161,11 +164,11 @@ def vjp(fun, *primals, has_aux=False):
     return out, vjp_fun
 
 
-def _input_avals(fname, leaves):
+def _input_avals(fname, leaves, args):
     try:
         return [get_aval_any(x) for x in leaves]
     except TypeError:
-        _check_inputs(fname, leaves)  # raises, naming the offending leaf
+        _check_inputs(fname, leaves, args)  # raises, naming the offending leaf
         raise
 
 
@@ -342,13 +345,13 @@ def _check_differentiable(args, nums, allow_int=False, what="grad"):
     for a in nums:
         leaves = pytree.tree_leaves(args[a])
         for k, leaf in enumerate(leaves):
-            where = f"argument {a}" + ("" if len(leaves) == 1 else f" (leaf {k})")
+            where = argument_leaf(str(a), args[a], k)
             if type(leaf) is int and not _I64[0] <= leaf <= _I64[1]:
                 raise OverflowError(f"{what}: {where} is the Python int {leaf}, which does not fit in int64")
             try:
                 aval = get_aval_any(leaf)
             except TypeError as e:
-                raise TypeError(f"{what}: {where}: {e}") from None
+                raise TypeError(f"{what}: {where}: {e}. {NON_ARRAY_FIX}") from None
             if not is_differentiable(aval) and not (allow_int and aval.dtype.kind in "biu"):
                 raise TypeError(
                     f"{what}: grad requires real-valued (floating-point) or complex inputs, but {where} "

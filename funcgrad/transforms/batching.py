@@ -210,19 +210,32 @@ def _children(tree):
     return kids, leaves_def
 
 
+NON_ARRAY_FIX = ("Arguments are arrays, scalars or pytrees of them: close over any other value "
+                 "(or bind it with functools.partial)")
+
+
 def leaf_owner(args, kwargs, i: int, labels=None) -> str:
     """Which argument holds leaf ``i`` of ``(args, kwargs)`` flattened, for error messages:
-    "argument 1", "argument 1 (leaf 2)" or "argument 'name'" (``labels``: how to call
-    each entry of ``args``, when not by its index)."""
+    "argument 1", "argument 1, leaf ['w'][0]" or "argument 'name'" (``labels``: how to
+    call each entry of ``args``, when not by its index)."""
     start = 0
     named = [(labels[k] if labels else str(k), a) for k, a in enumerate(args)]
     named += [(f"'{k}'", v) for k, v in sorted((kwargs or {}).items())]
     for label, arg in named:
         n = len(pytree.tree_leaves(arg))
         if i < start + n:
-            return f"argument {label}" if n == 1 else f"argument {label} (leaf {i - start})"
+            return argument_leaf(label, arg, i - start)
         start += n
     return f"argument leaf {i}"
+
+
+def argument_leaf(label: str, arg, k: int) -> str:
+    """Leaf ``k`` of the argument ``arg`` for error messages, by its key path:
+    "argument 0" (``arg`` is a leaf) or "argument 0, leaf ['name']"."""
+    paths = pytree.tree_leaves_with_path(arg)
+    if len(paths) == 1 and not paths[0][0]:
+        return f"argument {label}"
+    return f"argument {label}, leaf {pytree.keystr(paths[k][0])}"
 
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
@@ -282,7 +295,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
             try:
                 shape = get_aval_any(x).shape
             except TypeError as e:
-                raise TypeError(f"{fname}: {leaf_owner(args, kwargs, i)}: {e}") from None
+                raise TypeError(f"{fname}: {leaf_owner(args, kwargs, i)}: {e}. {NON_ARRAY_FIX}") from None
             if not -len(shape) <= d < len(shape):
                 raise ValueError(
                     f"{fname}: in_axes {d} is out of range for {leaf_owner(args, kwargs, i)} of shape {shape} "

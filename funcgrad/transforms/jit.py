@@ -43,6 +43,7 @@ from funcgrad.transforms.jit_dispatch import (
     add_plan,
     install_native,
     leaf_key,
+    raise_non_array,
     raise_overflow,
     typed,
     walk_args,
@@ -388,10 +389,13 @@ class JittedFunction:
         leaves, in_tree = pytree.tree_flatten(dyn)
         try:
             leaf_keys = tuple(leaf_key(x) for x in leaves)
-        except OverflowError:
+        except (OverflowError, TypeError) as e:
             static_pos = {i for i, _ in static[0]}
             labels = [self._label(i) for i in range(nargs) if i not in static_pos]
-            raise_overflow(f"jit({self.__name__})", dyn, leaves, labels)
+            if isinstance(e, OverflowError):
+                raise_overflow(f"jit({self.__name__})", dyn, leaves, labels)
+            raise_non_array(f"jit({self.__name__})", dyn, leaves, labels)
+            raise
         static_key = (tuple((i, typed(v)) for i, v in static[0]), tuple((k, typed(v)) for k, v in static[1]))
         return dyn, static, nargs, leaves, (in_tree, leaf_keys, static_key, nargs)
 

@@ -48,7 +48,10 @@ def typed(v):
     return (type(v), v)
 
 
-def _walk(x, key, leaves) -> bool:
+_MAX_DEPTH = 64  # (deeper arguments take the general path: its walks are iterative)
+
+
+def _walk(x, key, leaves, depth=0) -> bool:
     t = type(x)
     if t is np.ndarray or t is Array:
         key.append(x.shape)
@@ -60,6 +63,8 @@ def _walk(x, key, leaves) -> bool:
             return False  # (the general path raises the OverflowError naming the argument)
         key.append(t)
     elif t is dict or t is list or t is tuple:
+        if depth > _MAX_DEPTH:
+            return False
         if t is dict:
             key.append(_DICT)
             key.append(tuple(x))
@@ -73,7 +78,7 @@ def _walk(x, key, leaves) -> bool:
                 key.append(v.shape)
                 key.append(v.dtype)
                 leaves.append(v)
-            elif not _walk(v, key, leaves):
+            elif not _walk(v, key, leaves, depth + 1):
                 return False
         return True
     elif x is None:
@@ -98,6 +103,20 @@ def walk_args(args):
         return tuple(key), leaves
     except TypeError:  # pragma: no cover - (dict keys are hashable by construction)
         return None
+
+
+def raise_non_array(fname, dyn, leaves, labels):
+    """The TypeError for the first of ``leaves`` that is not an array (a str in a dict of
+    parameters), named by its argument and key path, with the fix."""
+    from funcgrad.transforms.batching import leaf_owner
+
+    for i, x in enumerate(leaves):
+        try:
+            leaf_key(x)
+        except TypeError as e:
+            raise TypeError(
+                f"{fname}: {leaf_owner(dyn[0], dyn[1], i, labels)}: {e}. Arguments are arrays, scalars or pytrees "
+                "of them: mark any other argument static (static_argnums/static_argnames) or close over it") from None
 
 
 def raise_overflow(fname, dyn, leaves, labels):

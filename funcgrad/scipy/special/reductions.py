@@ -36,7 +36,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     (``b`` may then be negative). The gradient with respect to ``a`` is ``softmax``.
 
     >>> logsumexp(np.array([0.0, 0.0]))
-    np.float64(0.6931471805599453)
+    array(0.69314718)
     """
     if b is None:
         (a,) = _float_args("logsumexp", a)

@@ -86,7 +86,20 @@ def split_list(xs, *sizes) -> list:
 def operand_values(tree):
     """Operands handed to the user's functions when a construct runs in Python (a known
     predicate or trip count): NumPy arrays become funcgrad values, as the staged
-    construct would pass them (``x.at[i].set(v)`` works on them, and they are read-only)."""
+    construct would pass them (``x.at[i].set(v)`` works on them, and they are read-only);
+    NumPy scalars become 0-d values. (Python scalars stay: they are weakly typed.)"""
     from funcgrad.core.array import copied_value
 
-    return pytree.tree_map(lambda x: copied_value(x) if type(x) is np.ndarray else x, tree)
+    return pytree.tree_map(lambda x: copied_value(x) if type(x) is np.ndarray or isinstance(x, np.generic) else x,
+                           tree)
+
+
+def result_values(tree, out_avals):
+    """The result of a construct run in Python as the staged construct's would be: values,
+    Python scalars as 0-d values of the staged output's dtype."""
+    from funcgrad.core.array import fresh_value
+
+    leaves, treedef = pytree.tree_flatten(operand_values(tree))
+    leaves = [fresh_value(np.asarray(v, a.dtype)) if type(v) in (bool, int, float, complex) else v
+              for v, a in zip(leaves, out_avals)]
+    return pytree.tree_unflatten(treedef, leaves)

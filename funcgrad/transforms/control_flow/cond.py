@@ -18,7 +18,7 @@ from funcgrad.core.prims.control_flow import cond_p, describe_mismatch
 from funcgrad.core.staging import hoist_consts
 from funcgrad.core.trace import get_aval_any
 from funcgrad.tapes import TapeAval, is_tape, tape_empty_p, tape_zeros_p
-from funcgrad.transforms.control_flow.common import avals, concrete, operand_values, trace_pytree_fun
+from funcgrad.transforms.control_flow.common import avals, concrete, operand_values, result_values, trace_pytree_fun
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr_nz, select_invars, transpose_jaxpr
 from funcgrad.transforms.jvp import jvp_flat
 
@@ -71,7 +71,7 @@ def _switch(index, branches, operands, names):
     known = concrete(index)
     if known is not None:
         i = int(np.clip(int(np.asarray(known)), 0, len(branches) - 1))
-        return branches[i](*operand_values(tuple(operands)))
+        return result_values(branches[i](*operand_values(tuple(operands))), traced[i][0].out_avals)
     closed, consts = hoist_consts([(jx, c) for jx, c, _ in traced])
     from funcgrad.core import lax_api as lax
 

@@ -26,6 +26,7 @@ from funcgrad.transforms.control_flow.common import (
     has_tracers,
     operand_values,
     promote_weak_carry,
+    result_values,
     trace_pytree_fun,
 )
 from funcgrad.transforms.control_flow.scan import check_unroll, scan_with_name
@@ -92,12 +93,8 @@ def while_with_name(what, cond_fun, body_fun, init_val, first_leaf=0):
         val = operand_values(init_val)
         while bool(np.asarray(concrete(cond_fun(val)))):
             val = operand_values(body_fun(val))  # (NumPy operators in the body give ndarrays)
-        # Python scalars the body returned become arrays of the carry's dtype, as staged.
-        leaves = pytree.tree_leaves(val)
-        if any(type(v) in (bool, int, float) for v in leaves):
-            val = pytree.tree_unflatten(c_tree, [np.asarray(v, a.dtype) if type(v) in (bool, int, float) else v
-                                                 for v, a in zip(leaves, c_avals)])
-        return val
+        # Python scalars the body returned become values of the carry's dtype, as staged.
+        return result_values(val, c_avals)
     (cc,), ccs = hoist_consts([(cond_j, cond_consts)])
     (bb,), bcs = hoist_consts([(body_j, body_consts)])
     outs = while_p.bind(
