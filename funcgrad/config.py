@@ -167,8 +167,9 @@ def _platform(name: str, value) -> str:
 def update(name: str, value) -> None:
     """Set JAX configuration flag ``name`` (``JAX_FLAGS`` lists those funcgrad knows).
 
-    >>> config.update("jax_enable_x64", True)   # a no-op: float64 is funcgrad's default
-    >>> config.update("jax_debug_nans", True)   # jitted functions' NaN outputs raise
+    >>> funcgrad.config.update("jax_enable_x64", True)   # a no-op: float64 is funcgrad's default
+    >>> funcgrad.config.update("jax_debug_nans", True)   # jitted functions' NaN outputs raise
+    >>> funcgrad.config.update("jax_debug_nans", False)  # and back to the default
     """
     if name == "jax_enable_x64":
         if not value and not _warned_x64[0]:

@@ -69,7 +69,8 @@ def segment_sum(data, segment_ids, num_segments=None, indices_are_sorted=False, 
                 bucket_size=None, mode=None):
     """Sum of the rows of ``data`` in each segment (0 for an empty one).
 
-    >>> ops.segment_sum(fnp.arange(5.0), fnp.array([0, 0, 1, 1, 1]), num_segments=3)   # [1, 9, 0]
+    >>> segment_sum(fnp.arange(5.0), fnp.array([0, 0, 1, 1, 1]), num_segments=3)
+    Array([1., 9., 0.])
     """
     data, ids, n, mode, d = _args("segment_sum", data, segment_ids, num_segments, mode)
     return _scatter(data, ids, n, mode, "add", 0, d)

@@ -45,7 +45,7 @@ class Partial(functools.partial):
     >>> import funcgrad as fg, funcgrad.numpy as fnp
     >>> scale = Partial(fnp.multiply, 2.0)
     >>> fg.jit(lambda f, x: f(x))(scale, 3.0)
-    array(6.)
+    Array(6.)
     """
 
     def __repr__(self):

@@ -38,8 +38,11 @@ def _first(shipped, dtype, *blocks):
 def map_blocks(f, *args, dtype=None, chunks=None, drop_axis=None, new_axis=None, name=None, **kwargs):
     """``dask.array.map_blocks`` with ``f`` run as a compiled funcgrad program on each block.
 
-    >>> y = funcgrad.dask.map_blocks(lambda x: fnp.tanh(x) ** 2, x)   # x: a dask.array
-    >>> y.compute()
+    >>> import dask.array as da
+    >>> x = da.from_array(np.linspace(-1.0, 1.0, 6), chunks=3)
+    >>> y = funcgrad.dask.map_blocks(lambda x: fnp.tanh(x) ** 2, x)
+    >>> y.compute().round(6)
+    array([0.580026, 0.288422, 0.038957, 0.038957, 0.288422, 0.580026])
 
     Dask arrays among ``args`` are aligned and broadcast as ``dask.array.map_blocks``
     does; other arguments and ``kwargs`` are constants baked into the program. The output
@@ -101,8 +104,14 @@ def _derived_chunks(fname, chunkss, letters, sizes, outs):
 def vmap(f, in_axes=0, out_axes=0):
     """``funcgrad.vmap`` over the chunked leading axis of Dask arrays, lazily.
 
-    >>> per_row = funcgrad.dask.vmap(lambda r, w: fnp.tanh(r @ w))   # r: one row
-    >>> out = per_row(X, w)          # X: dask.array (n, d), chunked by rows -> dask.array (n,)
+    >>> import dask.array as da
+    >>> per_row = funcgrad.dask.vmap(lambda r, w: fnp.tanh(r @ w), in_axes=(0, None))   # r: one row
+    >>> X = da.from_array(np.arange(8.0).reshape(4, 2), chunks=(2, 2))   # chunked by rows
+    >>> out = per_row(X, np.array([0.5, -0.25]))
+    >>> out
+    dask.array<..., shape=(4,), dtype=float64, chunksize=(2,), chunktype=numpy.ndarray>
+    >>> out.compute()
+    array([-0.24491866,  0.24491866,  0.63514895,  0.84828364])
 
     ``in_axes``: an int or None for every positional argument, or a tuple with one per
     argument (applied to every leaf of that argument). Mapped leaves may be Dask or NumPy

@@ -124,8 +124,14 @@ class DataParallelValueAndGrad:
 def value_and_grad(loss, argnums=0, *, data_argnums=(1,), reduce="sum", client=None, split_every=8):
     """``funcgrad.value_and_grad`` of a loss over data held in chunked Dask arrays.
 
-    >>> vg = funcgrad.dask.value_and_grad(loss, data_argnums=(1, 2))   # loss(w, X, y)
-    >>> value, g = vg(w, X, y)     # X, y: dask.arrays chunked by rows; value, g: NumPy
+    >>> import dask.array as da
+    >>> def loss(w, X, y):
+    ...     return fnp.sum((X @ w - y) ** 2)
+    >>> X = da.from_array(np.arange(8.0).reshape(4, 2) / 8, chunks=(2, 2))   # chunked by rows
+    >>> y = da.from_array(np.array([0.0, 1.0, 0.0, 1.0]), chunks=2)
+    >>> vg = funcgrad.dask.value_and_grad(loss, data_argnums=(1, 2))
+    >>> vg(np.array([1.0, -1.0]), X, y)   # NumPy results
+    (np.float64(2.5625), array([-2.375, -3.   ]))
 
     ``loss(*args)`` must be a sum (``reduce="sum"``) or a mean (``reduce="mean"``) over
     the rows (leading axis) of the arguments at ``data_argnums``, which are Dask arrays

@@ -19,8 +19,13 @@ from funcgrad.transforms.batching import vmap as fg_vmap
 def sweep(f, params, *, client=None, batch_size=1):
     """``f`` on every parameter set of ``params``, on the cluster; results as NumPy arrays.
 
-    >>> out = funcgrad.dask.sweep(simulate, [(k, 0.1) for k in np.linspace(0, 1, 100)])
-    >>> out.shape          # (100, *simulate's output shape); a pytree output gives a pytree
+    >>> def simulate(k, dt):
+    ...     return fnp.exp(-k * dt * fnp.arange(3.0))
+    >>> out = funcgrad.dask.sweep(simulate, [(k, 0.1) for k in np.linspace(0, 1, 5)])
+    >>> out.shape   # (5, *simulate's output shape); a pytree output gives a pytree
+    (5, 3)
+    >>> out[-1]
+    array([1.        , 0.90483742, 0.81873075])
 
     ``params``: a list/tuple of parameter sets (a tuple item is ``f``'s positional
     arguments, any other item its one argument) or an array (its rows are the sets). All

@@ -35,7 +35,8 @@ def clamp(min, x, max):  # noqa: A002 - JAX's argument names and order
     Derivatives are JAX's: ``x`` gets the tangent where ``min < x < max`` strictly, ``min``
     where ``x < min < max``, ``max`` where ``max < x``; at a tie none does.
 
-    >>> lax.clamp(0.0, fnp.array([-1.0, 0.5, 2.0]), 1.0)   # [0. , 0.5, 1. ]
+    >>> lax.clamp(0.0, fnp.array([-1.0, 0.5, 2.0]), 1.0)
+    Array([0. , 0.5, 1. ])
     """
     xa = _util.aval("clamp", x, "x")
     lo, hi = _like("clamp", "min", min, xa), _like("clamp", "max", max, xa)

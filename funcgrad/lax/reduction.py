@@ -91,8 +91,15 @@ def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - JAX'
     ``dimensions`` with ``computation(x, y) -> z`` (scalars or pytrees of scalars of the
     operands' structure), starting from ``init_values`` (the same structure).
 
-    >>> lax.reduce(x, 0.0, lax.add, (0,))                      # a reduce_sum
-    >>> lax.reduce((v, i), (-fnp.inf, 0), argmax_pair, (0,))   # any associative function
+    >>> x = fnp.array([[1.0, 5.0], [3.0, 2.0], [2.0, 4.0]])
+    >>> lax.reduce(x, 0.0, lax.add, (0,))   # a reduce_sum
+    Array([ 6., 11.])
+    >>> def argmax_pair(a, b):   # any associative function: (value, index) of the larger
+    ...     (va, ia), (vb, ib) = a, b
+    ...     return lax.select(va >= vb, va, vb), lax.select(va >= vb, ia, ib)
+    >>> rows = lax.broadcasted_iota(fnp.int64, x.shape, 0)
+    >>> lax.reduce((x, rows), (-fnp.inf, 0), argmax_pair, (0,))
+    (Array([3., 5.]), Array([1, 0]))
     """
     if not callable(computation):
         raise TypeError(f"reduce: computation must be a callable (x, y) -> z, got {type(computation).__name__}")

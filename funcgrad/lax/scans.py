@@ -37,7 +37,8 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     derivatives at ties match JAX's). ``reverse=True`` scans from the end, keeping the
     argument order: ``out[i] = fn(...fn(e[n-1], e[n-2])..., e[i])``, as JAX.
 
-    >>> lax.associative_scan(fnp.add, fnp.arange(5.0))   # [0, 1, 3, 6, 10]
+    >>> lax.associative_scan(fnp.add, fnp.arange(5.0))
+    Array([ 0.,  1.,  3.,  6., 10.])
     """
     if not callable(fn):
         raise TypeError(f"associative_scan: fn must be a callable (a, b) -> c, got {type(fn).__name__}")
@@ -81,7 +82,8 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - JAX's name
     With ``batch_size``, ``f`` is vmapped over batches of that many slices (the remainder
     in one more vmapped call), as ``jax.lax.map``.
 
-    >>> lax.map(lambda x: x ** 2, fnp.arange(4.0))   # [0, 1, 4, 9]
+    >>> lax.map(lambda x: x ** 2, fnp.arange(4.0))
+    Array([0., 1., 4., 9.])
     """
     if not callable(f):
         raise TypeError(f"map: f must be a callable, got {type(f).__name__}")

@@ -141,7 +141,14 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
     ``tangent_solve(g, y)`` solves the linear system ``g(x) = y`` (``g``, the derivative
     of ``f`` at the root, is linear): e.g. ``lambda g, y: y / g(1.0)`` for a scalar.
 
-    >>> sqrt2 = lax.custom_root(lambda x: x**2 - a, 1.0, newton, lambda g, y: y / g(1.0))
+    >>> def newton(f, x0):
+    ...     return lax.fori_loop(0, 20, lambda i, x: x - f(x) / fg.grad(f)(x), x0)
+    >>> def sqrt(a):
+    ...     return lax.custom_root(lambda x: x ** 2 - a, 1.0, newton, lambda g, y: y / g(1.0))
+    >>> sqrt(2.0)
+    Array(1.41421356)
+    >>> fg.grad(sqrt)(2.0)   # 1 / (2 sqrt(2)), without differentiating the iterations
+    Array(0.35355339)
     """
     for name, fn in (("f", f), ("solve", solve), ("tangent_solve", tangent_solve)):
         if not callable(fn):
@@ -190,8 +197,14 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     pytrees of ``b``'s structure; ``transpose_solve(vecmat, b)`` solves the transposed
     system (needed for reverse mode unless ``symmetric=True``, when ``solve`` is used).
 
-    >>> x = lax.custom_linear_solve(lambda x: A @ x, b, lambda mv, b: fnp.linalg.solve(A, b),
-    ...                             symmetric=True)
+    >>> A = fnp.array([[2.0, 1.0], [1.0, 3.0]])
+    >>> def solve(b):
+    ...     return lax.custom_linear_solve(lambda x: A @ x, b, lambda mv, b: fnp.linalg.solve(A, b),
+    ...                                    symmetric=True)
+    >>> solve(fnp.array([1.0, 2.0]))
+    Array([0.2, 0.6])
+    >>> fg.grad(lambda b: solve(b).sum())(fnp.array([1.0, 2.0]))   # A^-T @ ones
+    Array([0.4, 0.2])
     """
     for name, fn in (("matvec", matvec), ("solve", solve)):
         if not callable(fn):

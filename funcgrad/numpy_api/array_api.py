@@ -35,7 +35,7 @@ def astype(x, dtype, /, *, copy=False, device=None):
     None or ``"cpu"``.
 
     >>> fnp.astype(np.array([1.7, -2.5]), np.int32)
-    array([ 1, -2], dtype=int32)
+    Array([ 1, -2], dtype=int32)
     """
     check_arraylike("astype", x)
     if device not in (None, "cpu"):
@@ -64,7 +64,7 @@ def vecdot(x1, x2, /, *, axis=-1):
     ``numpy.vecdot`` (``x1`` is conjugated when complex).
 
     >>> fnp.vecdot(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1.0, 1.0]))
-    array([3., 7.])
+    Array([3., 7.])
     """
     from funcgrad.numpy_api.linalg_extra import vecdot as _vecdot
 
@@ -76,7 +76,7 @@ def matvec(x1, x2, /):
     broadcasting (``numpy.matvec``).
 
     >>> fnp.matvec(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1.0, 1.0]))
-    array([3., 7.])
+    Array([3., 7.])
     """
     x1, x2 = _core_sizes("matvec", x1, x2, -1, -1)
     return _red.sum(_ew.multiply(x1, x2[..., None, :]), axis=-1)
@@ -87,7 +87,7 @@ def vecmat(x1, x2, /):
     broadcasting (``numpy.vecmat``).
 
     >>> fnp.vecmat(np.array([1.0, 1.0]), np.array([[1.0, 2.0], [3.0, 4.0]]))
-    array([4., 6.])
+    Array([4., 6.])
     """
     x1, x2 = _core_sizes("vecmat", x1, x2, -1, -2)
     return _red.sum(_ew.multiply(x1[..., :, None], x2), axis=-2)

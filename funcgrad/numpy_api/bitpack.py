@@ -39,7 +39,7 @@ def bitwise_count(x, /):
     """The number of one bits in ``|x|``, as uint8 (integers and bools).
 
     >>> fnp.bitwise_count(np.array([0, 7, -1, 255], np.int16))
-    array([0, 3, 1, 8], dtype=uint8)
+    Array([0, 3, 1, 8], dtype=uint8)
     """
     x = _util.asarray(x, fname="bitwise_count")
     if x.dtype.kind not in "biu":
@@ -86,7 +86,7 @@ def packbits(a, /, axis=None, bitorder="big"):
     """Pack the elements of a bool or integer array (nonzero -> 1) into uint8 bytes.
 
     >>> fnp.packbits(np.array([1, 0, 1, 1, 0, 0, 0, 0, 1]))
-    array([176, 128], dtype=uint8)
+    Array([176, 128], dtype=uint8)
     """
     a = _util.asarray(a, fname="packbits")
     if a.dtype.kind not in "biu":
@@ -110,7 +110,7 @@ def unpackbits(a, /, axis=None, count=None, bitorder="big"):
     """Unpack the bits of a uint8 array into a uint8 array of 0s and 1s.
 
     >>> fnp.unpackbits(np.array([176, 128], np.uint8), count=9)
-    array([1, 0, 1, 1, 0, 0, 0, 0, 1], dtype=uint8)
+    Array([1, 0, 1, 1, 0, 0, 0, 0, 1], dtype=uint8)
     """
     a = _util.asarray(a, fname="unpackbits")
     if a.dtype != _U8:

@@ -42,7 +42,7 @@ def left_shift(x1, x2, /):
     """Elementwise ``x1 << x2`` (wrapping); 0 where ``x2`` >= the bit width or < 0.
 
     >>> fnp.left_shift(fnp.uint32(1), 31)
-    np.uint32(2147483648)
+    Array(2147483648, dtype=uint32)
     """
     x1, x2 = _int_operands("left_shift", x1, x2)
     return _out(lax.shift_left(x1, x2))

@@ -61,7 +61,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     """The ``n``-th discrete difference along ``axis``; bool inputs give ``!=``, as NumPy.
 
     >>> fnp.diff(np.array([1, 2, 4, 7, 0]))
-    array([ 1,  2,  3, -7])
+    Array([ 1,  2,  3, -7])
     """
     x = _arg(a, "diff")
     n = static_int(n, "diff", "n")
@@ -98,7 +98,7 @@ def ediff1d(ary, to_end=None, to_begin=None):
     to ``ary``'s dtype, as NumPy).
 
     >>> fnp.ediff1d(np.array([1, 2, 4, 7]), to_begin=-99)
-    array([-99,   1,   2,   3])
+    Array([-99,   1,   2,   3])
     """
     x = ravel(_arg(ary, "ediff1d"))
     dt = aval_of(x).dtype
@@ -190,7 +190,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     one axis, else a tuple (NumPy 2).
 
     >>> fnp.gradient(np.array([1., 2., 4., 7., 11.]))
-    array([1. , 1.5, 2.5, 3.5, 4. ])
+    Array([1. , 1.5, 2.5, 3.5, 4. ])
     """
     y = _arg(f, "gradient")
     aval = aval_of(y)
@@ -215,7 +215,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     spaced ``dx``).
 
     >>> fnp.trapezoid(np.array([1., 2., 3.]), x=np.array([4., 6., 8.]))
-    array(8.)
+    Array(8.)
     """
     yv = _arg(y, "trapezoid")
     nd = aval_of(yv).ndim
@@ -264,7 +264,7 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     prepends a 0.
 
     >>> fnp.cumulative_sum(np.array([1, 2, 3]), include_initial=True)
-    array([0, 1, 3, 6])
+    Array([0, 1, 3, 6])
     """
     return _array_api_cumulative("cumulative_sum", cumsum, 0, x, axis, dtype, include_initial)
 
@@ -273,7 +273,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     """Array-API cumulative product; ``include_initial`` prepends a 1.
 
     >>> fnp.cumulative_prod(np.array([1, 2, 3]))
-    array([1, 2, 6])
+    Array([1, 2, 6])
     """
     return _array_api_cumulative("cumulative_prod", cumprod, 1, x, axis, dtype, include_initial)
 
@@ -287,7 +287,7 @@ def nancumsum(a, axis=None, dtype=None, out=None):
     """``cumsum`` with NaNs counted as 0.
 
     >>> fnp.nancumsum(np.array([1., np.nan, 2.]))
-    array([1., 1., 3.])
+    Array([1., 1., 3.])
     """
     return cumsum(_nan_to(a, 0, "nancumsum"), axis, dtype, out)
 
@@ -303,7 +303,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     results as NumPy. ``period`` wraps ``x`` and ``xp`` (``left``/``right`` then unused).
 
     >>> fnp.interp(2.5, np.array([1., 2., 3.]), np.array([3., 2., 0.]))
-    array(1.)
+    Array(1.)
     """
     f64 = dtypes.float64
     xv, xpv = (cast(_arg(v, "interp"), f64) for v in (x, xp))
@@ -349,7 +349,7 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
     ``period`` along ``axis``.
 
     >>> fnp.unwrap(np.array([0., 0.78, 5.49, 6.28]))
-    array([ 0.        ,  0.78      , -0.79318531, -0.00318531])
+    Array([ 0.        ,  0.78      , -0.79318531, -0.00318531])
     """
     x = _arg(p, "unwrap")
     nd = aval_of(x).ndim
@@ -422,7 +422,7 @@ def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
     slides, as NumPy swaps them).
 
     >>> fnp.convolve(np.array([1., 2., 3.]), np.array([0., 1., 0.5]))
-    array([0. , 1. , 2.5, 4. , 1.5])
+    Array([0. , 1. , 2.5, 4. , 1.5])
     """
     return _correlate("convolve", a, v, mode, flip_v=True)
 
@@ -432,7 +432,7 @@ def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None
     a longer ``v`` gives the reversed result, as NumPy).
 
     >>> fnp.correlate(np.array([1., 2., 3.]), np.array([0., 1., 0.5]))
-    array([3.5])
+    Array([3.5])
     """
     vv = _arg(v, "correlate")
     if aval_of(vv).dtype.kind == "c":  # NumPy's (and JAX's) c[k] = sum_n a[n + k] conj(v[n])

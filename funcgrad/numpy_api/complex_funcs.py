@@ -35,7 +35,7 @@ def real(val, /):
     """The real part (``val`` itself for real dtypes).
 
     >>> fnp.real(np.array([1+2j, -3j]))
-    array([ 1., -0.])
+    Array([ 1., -0.])
     """
     check_arraylike("real", val)
     x = asarray(val, fname="real")
@@ -46,7 +46,7 @@ def imag(val, /):
     """The imaginary part (zeros of ``val``'s shape and dtype for real dtypes).
 
     >>> fnp.imag(np.array([1+2j, -3j]))
-    array([ 2., -3.])
+    Array([ 2., -3.])
     """
     check_arraylike("imag", val)
     x = asarray(val, fname="imag")
@@ -58,7 +58,7 @@ def conjugate(x, /):
     NumPy's loop).
 
     >>> fnp.conj(np.array([1+2j]))
-    array([1.-2.j])
+    Array([1.-2.j])
     """
     check_arraylike("conjugate", x)
     x = asarray(x, fname="conjugate")
@@ -76,7 +76,7 @@ def angle(z, deg=False):
     ``z < 0`` or ``z == -0.0``.
 
     >>> fnp.angle(np.array([1j, -1.0]))
-    array([1.57079633, 3.14159265])
+    Array([1.57079633, 3.14159265])
     """
     check_arraylike("angle", z)
     (x,) = promote_args_inexact("angle", z)
@@ -102,7 +102,7 @@ def isreal(x, /):
     """True where the imaginary part is 0 (everywhere, for real dtypes).
 
     >>> fnp.isreal(np.array([1.0, 2j]))
-    array([ True, False])
+    Array([ True, False])
     """
     return _imag_test("isreal", lax.eq, True, x)
 
@@ -111,7 +111,7 @@ def iscomplex(x, /):
     """True where the imaginary part is not 0 (nowhere, for real dtypes).
 
     >>> fnp.iscomplex(np.array([1.0, 2j]))
-    array([False,  True])
+    Array([False,  True])
     """
     return _imag_test("iscomplex", lax.ne, False, x)
 
@@ -141,7 +141,7 @@ def sort_complex(a):
     (int8/int16/uint8/uint16 give complex64, other real dtypes complex128, as NumPy).
 
     >>> fnp.sort_complex(np.array([1+2j, 1-1j, 0j]))
-    array([0.+0.j, 1.-1.j, 1.+2.j])
+    Array([0.+0.j, 1.-1.j, 1.+2.j])
     """
     from funcgrad.numpy_api.reductions import sort
 

@@ -60,7 +60,7 @@ def asarray(a, dtype=None, order=None, copy=None):
     """Convert ``a`` to an array (an ``ndarray`` eagerly, the tracer itself under tracing).
 
     >>> fnp.asarray([1, 2], dtype=fnp.float32)
-    array([1., 2.], dtype=float32)
+    Array([1., 2.], dtype=float32)
     """
     x = _util.asarray(a, dtype, fname="asarray")
     if isinstance(x, np.generic):  # numpy.asarray(np.float64(1)) is a 0-d ndarray
@@ -85,7 +85,8 @@ def full(shape, fill_value, dtype=None):
     """An array of ``shape`` filled with ``fill_value`` (a scalar or a broadcastable array).
 
     >>> fnp.full((2, 2), 7)
-    array([[7, 7], [7, 7]])
+    Array([[7, 7],
+           [7, 7]])
     """
     shape = _shape(shape, "full")
     _util.check_arraylike("full", fill_value)
@@ -172,7 +173,7 @@ def arange(start, stop=None, step=None, dtype=None):
     fills them. Arguments must be concrete: the length is part of the type.
 
     >>> fnp.arange(5, 0, -2)
-    array([5, 3, 1])
+    Array([5, 3, 1])
     """
     if stop is None:
         start, stop = 0, start
@@ -217,7 +218,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     funcgrad does the same for concrete inputs only.)
 
     >>> fnp.linspace(0.0, 1.0, 5)
-    array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    Array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
     num = operator.index(num)
     if num < 0:

@@ -223,7 +223,7 @@ rint = _simple("rint", _F, _rint, 1, "Round to the nearest integer, halves to ev
 divide = _simple(
     "divide", promote_args_inexact, lax.div, 2,
     "Elementwise true division ``x1 / x2``; integers divide in float64.\n\n"
-    ">>> fnp.divide(1, 2)\nnp.float64(0.5)",
+    ">>> fnp.divide(1, 2)\nArray(0.5)",
 )
 true_divide = divide
 staged.ATTEMPTS["true_divide"] = staged.ATTEMPTS["divide"]  # (the name of the ``/`` operator)

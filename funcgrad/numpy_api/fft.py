@@ -160,7 +160,7 @@ def fft(a, n=None, axis=-1, norm=None):
     """The 1-d DFT, ``numpy.fft.fft``: ``n`` crops or zero-pads the axis first.
 
     >>> fnp.fft.fft(np.array([1.0, 2.0, 3.0, 4.0]))
-    array([10.+0.j, -2.+2.j, -2.+0.j, -2.-2.j])
+    Array([10.+0.j, -2.+2.j, -2.+0.j, -2.-2.j])
     """
     return _one_axis("fft", "fft", a, n, axis, norm)
 

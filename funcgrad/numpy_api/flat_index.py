@@ -43,7 +43,7 @@ def unravel_index(indices, shape):
     an array of ``shape`` (C order).
 
     >>> fnp.unravel_index(fnp.asarray([22, 41, 37]), (7, 6))
-    (array([3, 6, 6]), array([4, 5, 1]))
+    (Array([3, 6, 6]), Array([4, 5, 1]))
     """
     dims = _dims(shape, "unravel_index")
     idx = _int_index(indices, "unravel_index", "indices")
@@ -77,7 +77,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     'raise', 'wrap' or 'clip' (or one mode per dimension).
 
     >>> fnp.ravel_multi_index((fnp.asarray([3, 6, 6]), fnp.asarray([4, 5, 1])), (7, 6))
-    array([22, 41, 37])
+    Array([22, 41, 37])
     """
     dims = _dims(dims, "ravel_multi_index")
     if order not in ("C", "F"):

@@ -61,7 +61,7 @@ def fmod(x1, x2, /):
     (``remainder`` has the sign of ``x2``). Integers: ``x % 0`` is 0 (NumPy warns).
 
     >>> fnp.fmod(np.array([-3, -2, -1, 1, 2, 3]), 2)
-    array([-1,  0, -1,  1,  0,  1])
+    Array([-1,  0, -1,  1,  0,  1])
     """
     check_arraylike("fmod", x1, x2)
     x1, x2 = promote_args("fmod", x1, x2)
@@ -78,7 +78,7 @@ def modf(x, /):
     (``modf(-2.5) == (-0.5, -2.0)``, ``modf(inf) == (0.0, inf)``).
 
     >>> fnp.modf(np.array([0.0, 3.5]))
-    (array([0. , 0.5]), array([0., 3.]))
+    (Array([0. , 0.5]), Array([0., 3.]))
     """
     check_arraylike("modf", x)
     (x,) = promote_args_inexact("modf", x)
@@ -141,7 +141,7 @@ def frexp(x, /):
     and an int32 exponent; 0, inf and nan give ``(x, 0)``.
 
     >>> fnp.frexp(np.array([1.0, 8.0]))
-    (array([0.5, 0.5]), array([1, 4], dtype=int32))
+    (Array([0.5, 0.5]), Array([1, 4], dtype=int32))
     """
     x = _float_arg("frexp", x)
     m, e = _frexp(x)
@@ -153,7 +153,7 @@ def ldexp(x1, x2, /):
     subnormal range). Integer ``x1`` gives float64.
 
     >>> fnp.ldexp(np.array([1.0, 3.0]), np.array([2, -1]))
-    array([4. , 1.5])
+    Array([4. , 1.5])
     """
     check_arraylike("ldexp", x1, x2)
     x2 = asarray(x2, fname="ldexp")
@@ -191,7 +191,7 @@ def nextafter(x1, x2, /):
     """The next float after ``x1`` in the direction of ``x2`` (``x2`` when they are equal).
 
     >>> fnp.nextafter(1.0, 2.0) - 1.0 == np.finfo(np.float64).eps
-    np.True_
+    Array(True)
     """
     check_arraylike("nextafter", x1, x2)
     x1, x2 = promote_args_inexact("nextafter", x1, x2)
@@ -214,7 +214,7 @@ def spacing(x, /):
     (``spacing(1.0) == eps``); nan for inf and nan. Its derivative is 0.
 
     >>> fnp.spacing(1.0) == np.finfo(np.float64).eps
-    np.True_
+    Array(True)
     """
     x = _stop(_float_arg("spacing", x))
     a = lax.abs(x)
@@ -259,7 +259,7 @@ def gcd(x1, x2, /):
     """Greatest common divisor of ``|x1|`` and ``|x2|`` (``gcd(0, 0) == 0``).
 
     >>> fnp.gcd(np.array([12, 20]), 8)
-    array([4, 4])
+    Array([4, 4])
     """
     x1, x2 = _int_pair("gcd", x1, x2)
     return _out(_gcd(x1, x2))
@@ -269,7 +269,7 @@ def lcm(x1, x2, /):
     """Lowest common multiple of ``|x1|`` and ``|x2|`` (0 if either is 0).
 
     >>> fnp.lcm(np.array([4, 6]), 10)
-    array([20, 30])
+    Array([20, 30])
     """
     x1, x2 = _int_pair("lcm", x1, x2)
     g = _gcd(x1, x2)

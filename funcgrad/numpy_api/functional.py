@@ -157,7 +157,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     (JAX's way); its output dimensions replace ``axis``.
 
     >>> fnp.apply_along_axis(fnp.sum, 1, fnp.ones((2, 3)))
-    array([3., 3.])
+    Array([3., 3.])
     """
     x = array_arg(arr, "apply_along_axis")
     nd = aval_of(x).ndim
@@ -208,7 +208,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
     >>> x = fnp.array([-1., 2.])
     >>> fnp.piecewise(x, [x < 0, x > 0], [-1., lambda v: v * 10])
-    array([-1., 20.])
+    Array([-1., 20.])
     """
     from funcgrad.transforms.control_flow import switch
 
@@ -255,7 +255,7 @@ def select(condlist, choicelist, default=0):
     ``default``; all broadcast together, dtypes promoted as NumPy.
 
     >>> fnp.select([fnp.arange(4) < 2, fnp.arange(4) > 2], [fnp.zeros(4), fnp.ones(4)], -1.0)
-    array([ 0.,  0., -1.,  1.])
+    Array([ 0.,  0., -1.,  1.])
     """
     if len(condlist) != len(choicelist):
         raise ValueError(
@@ -281,7 +281,7 @@ def choose(a, choices, out=None, mode="raise"):
     (NumPy's default; needs a concrete ``a``, as in JAX), ``'wrap'`` or ``'clip'``.
 
     >>> fnp.choose(fnp.array([1, 0, 1]), [fnp.zeros(3), fnp.ones(3)])
-    array([1., 0., 1.])
+    Array([1., 0., 1.])
     """
     check_out("choose", out)
     idx = array_arg(a, "choose")
@@ -337,7 +337,7 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     result then has ``size`` slices, padded with ``fill_value``.
 
     >>> fnp.compress([False, True, True], fnp.array([[1, 2], [3, 4], [5, 6]]), axis=0)
-    array([[3, 4],
+    Array([[3, 4],
            [5, 6]])
     """
     check_out("compress", out)
@@ -375,7 +375,7 @@ def extract(condition, arr, *, size=None, fill_value=0):
     the raveled arrays); a traced ``condition`` needs ``size=`` as in JAX.
 
     >>> fnp.extract(fnp.arange(6).reshape(2, 3) % 2 == 0, fnp.arange(6).reshape(2, 3))
-    array([0, 2, 4])
+    Array([0, 2, 4])
     """
     cond = array_arg(condition, "extract")
     cond = ravel(cond) if is_tracer(cond) else np.ravel(cond)  # a concrete condition stays concrete
@@ -403,7 +403,7 @@ def place(arr, mask, vals, *, inplace=True):
     ``inplace=False`` is required). ``mask`` may be traced.
 
     >>> fnp.place(fnp.arange(6), fnp.arange(6) > 2, fnp.array([44, 55]), inplace=False)
-    array([ 0,  1,  2, 44, 55, 44])
+    Array([ 0,  1,  2, 44, 55, 44])
     """
     _no_inplace("place", inplace)
     x, m = array_arg(arr, "place"), array_arg(mask, "place")
@@ -431,7 +431,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
     indices are dropped), ``'raise'`` (concrete ``ind``), ``'wrap'`` or ``'clip'``.
 
     >>> fnp.put(fnp.arange(5), [0, 2], [-44, -55], inplace=False)
-    array([-44,   1, -55,   3,   4])
+    Array([-44,   1, -55,   3,   4])
     """
     _no_inplace("put", inplace)
     x = array_arg(a, "put")
@@ -472,7 +472,7 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
     required, as in JAX). ``mode`` as in ``.at[...].set``.
 
     >>> fnp.put_along_axis(fnp.zeros((2, 3)), fnp.array([[1], [0]]), 9.0, axis=1, inplace=False)
-    array([[0., 9., 0.],
+    Array([[0., 9., 0.],
            [9., 0., 0.]])
     """
     _no_inplace("put_along_axis", inplace)
@@ -504,7 +504,7 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
     ``inplace=False`` is required (as in JAX).
 
     >>> fnp.fill_diagonal(fnp.zeros((2, 2)), 5.0, inplace=False)
-    array([[5., 0.],
+    Array([[5., 0.],
            [0., 5.]])
     """
     _no_inplace("fill_diagonal", inplace)

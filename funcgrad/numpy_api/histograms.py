@@ -134,7 +134,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - N
     """The edges ``histogram`` would use (see the module docstring).
 
     >>> fnp.histogram_bin_edges(np.array([0., 1., 2.]), bins=2)
-    array([0., 1., 2.])
+    Array([0., 1., 2.])
     """
     x = arg("histogram_bin_edges", a)
     return _edges("histogram_bin_edges", x, bins, range, weights)
@@ -146,7 +146,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     counts are normalised to integrate to 1 (float64).
 
     >>> fnp.histogram(np.array([0., 1., 1., 3.]), bins=3, range=(0, 3))[0]
-    array([1, 2, 1])
+    Array([1, 2, 1])
     """
     x = arg("histogram", a)
     edges = _edges("histogram", x, bins, range, weights)
@@ -194,7 +194,7 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
     ``(min, max)`` or None per dimension. Counts are float64, as NumPy's.
 
     >>> fnp.histogramdd(np.array([[0., 0.], [1., 1.], [1., 0.]]), bins=2)[0]
-    array([[1., 0.],
+    Array([[1., 0.],
            [1., 1.]])
     """
     cols = _sample_columns(sample)
@@ -239,7 +239,7 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
     ``bins`` is an int, a pair, or one edges array for both.
 
     >>> fnp.histogram2d(np.array([0., 1.]), np.array([0., 1.]), bins=2)[0]
-    array([[1., 0.],
+    Array([[1., 0.],
            [0., 1.]])
     """
     try:

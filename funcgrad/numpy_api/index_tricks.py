@@ -182,7 +182,7 @@ def indices(dimensions, dtype=int, sparse=False):
     pieces when ``sparse``).
 
     >>> fnp.indices((2, 3))[1]
-    array([[0, 1, 2],
+    Array([[0, 1, 2],
            [0, 1, 2]])
     """
     dims = tuple(static_int(d, "indices", "dimensions") for d in dimensions)
@@ -200,7 +200,7 @@ def fromfunction(function, shape, *, dtype=float, **kwargs):
     """``function(*indices(shape, dtype))``: the function gets one coordinate array per axis.
 
     >>> fnp.fromfunction(lambda i, j: i + j, (2, 2))
-    array([[0., 1.],
+    Array([[0., 1.],
            [1., 2.]])
     """
     return function(*indices(shape, dtype=dtype), **kwargs)
@@ -218,7 +218,7 @@ def tril_indices(n, k=0, m=None):
     """Row and column indices of the lower triangle (``col - row <= k``) of an ``n x m`` array.
 
     >>> fnp.tril_indices(2)
-    (array([0, 1, 1]), array([0, 0, 1]))
+    (Array([0, 1, 1]), Array([0, 0, 1]))
     """
     return tuple(np.nonzero(_tri_mask(n, k, m, True)))
 
@@ -227,7 +227,7 @@ def triu_indices(n, k=0, m=None):
     """Row and column indices of the upper triangle (``col - row >= k``).
 
     >>> fnp.triu_indices(2)
-    (array([0, 0, 1]), array([0, 1, 1]))
+    (Array([0, 0, 1]), Array([0, 1, 1]))
     """
     return tuple(np.nonzero(_tri_mask(n, k, m, False)))
 
@@ -256,7 +256,7 @@ def diag_indices(n, ndim=2):
     """Indices of the main diagonal of an ``n``-sized cube of ``ndim`` axes.
 
     >>> fnp.diag_indices(3)
-    (array([0, 1, 2]), array([0, 1, 2]))
+    (Array([0, 1, 2]), Array([0, 1, 2]))
     """
     n = static_int(n, "diag_indices", "n")
     ndim = static_int(ndim, "diag_indices", "ndim")
@@ -283,7 +283,7 @@ def mask_indices(n, mask_func, k=0):
     under a staging transform pass a NumPy function such as ``numpy.triu``).
 
     >>> fnp.mask_indices(2, fnp.triu)
-    (array([0, 0, 1]), array([0, 1, 1]))
+    (Array([0, 0, 1]), Array([0, 1, 1]))
     """
     n = static_int(n, "mask_indices", "n")
     a = mask_func(np.ones((n, n), np.int64), k)
@@ -311,7 +311,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     endpoints of one sign allowed; the ends are exactly ``start`` and ``stop``, as NumPy).
 
     >>> fnp.geomspace(1., 1000., num=4)
-    array([   1.,   10.,  100., 1000.])
+    Array([   1.,   10.,  100., 1000.])
     """
     check_arraylike("geomspace", start, stop)
     num = static_int(num, "geomspace", "num")

@@ -300,7 +300,7 @@ def at(x):
     power min max get``.
 
     >>> fnp.at(np.zeros(3))[[0, 0, 2]].add(1.0)
-    array([2., 0., 1.])
+    Array([2., 0., 1.])
     """
     return _IndexUpdateHelper(_util.asarray(x, fname="at"))
 
@@ -446,7 +446,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     Derivatives follow the mode: a filled position gets no gradient.
 
     >>> take(np.array([4., 5., 6.]), [2, 0, 7])
-    array([ 6.,  4., nan])
+    Array([ 6.,  4., nan])
     """
     _util.check_arraylike("take", a, indices)
     if out is not None:
@@ -523,7 +523,7 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     end first (NumPy's meaning). A zero-size ``axis`` gives zeros of the result shape.
 
     >>> take_along_axis(np.array([[10., 30., 20.]]), np.array([[0, 2, 1, 3]]), axis=1)
-    array([[10., 20., 30., nan]])
+    Array([[10., 20., 30., nan]])
     """
     _util.check_arraylike("take_along_axis", arr, indices)
     arr = _util.asarray(arr, fname="take_along_axis")

@@ -132,7 +132,7 @@ def det(a):
     matrices too: ``grad(det)([[1, 2], [2, 4]])`` is ``[[4, -2], [-2, 1]]``, as in JAX.
 
     >>> fnp.linalg.det(np.array([[2.0, 1.0], [1.0, 3.0]]))
-    array(5.)
+    Array(5.)
     """
     return _scalar(_det(_matrix_arg("det", a)))
 
@@ -203,7 +203,7 @@ def solve(a, b):
     (n,)); otherwise it is a (stack of) matrices (..., n, k), batch dims broadcasting.
 
     >>> fnp.linalg.solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([1.0, 1.0]))
-    array([0.5 , 0.25])
+    Array([0.5 , 0.25])
     """
     _util.check_arraylike("solve", a, b)
     a, b = _util.promote_dtypes_inexact(_util.asarray(a, fname="solve"), _util.asarray(b, fname="solve"), fname="solve")
@@ -399,7 +399,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     SVD 2 (largest singular value), -2 (smallest) and 'nuc' (their sum).
 
     >>> fnp.linalg.norm(np.array([3.0, 4.0]))
-    array(5.)
+    Array(5.)
     """
     _util.check_arraylike("norm", x)
     x = _util.asarray(x, fname="norm")

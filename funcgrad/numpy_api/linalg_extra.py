@@ -113,7 +113,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=None):
     an array broadcasts over the stack) count as zero. Differentiable with JAX's rule.
 
     >>> fnp.linalg.pinv(np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]]))
-    array([[1. , 0. , 0. ],
+    Array([[1. , 0. , 0. ],
            [0. , 0.5, 0. ]])
     """
     a = _float_matrix("pinv", a)
@@ -147,7 +147,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     which needs a concrete rank (a ``DataDependentShapeError`` under tracing).
 
     >>> fnp.linalg.lstsq(np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]), np.array([1.0, 2.0, 3.0]))[0]
-    array([1., 1.])
+    Array([1., 1.])
     """
     a = _float_matrix("lstsq", a)
     _util.check_arraylike("lstsq", b)
@@ -186,7 +186,7 @@ def matrix_power(a, n):
     ``n == 0`` gives the identity. Integer matrices stay integer for ``n >= 0``.
 
     >>> fnp.linalg.matrix_power(np.array([[1, 1], [0, 1]]), 3)
-    array([[1, 3],
+    Array([[1, 3],
            [0, 1]])
     """
     _util.check_arraylike("matrix_power", a)
@@ -218,7 +218,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     ``rtol = max(M, N) * eps``); for 0-d/1-d input, 1 unless all entries are 0.
 
     >>> fnp.linalg.matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]]))
-    array(1)
+    Array(1)
     """
     _util.check_arraylike("matrix_rank", A)
     a = _util.asarray(A, fname="matrix_rank")
@@ -257,7 +257,7 @@ def multi_dot(arrays, *, precision=None):
     accepted for JAX compatibility (products are always full precision here).
 
     >>> fnp.linalg.multi_dot([np.ones((2, 3)), np.ones((3, 4)), np.ones(4)])
-    array([12., 12.])
+    Array([12., 12.])
     """
     arrays = list(arrays)
     if len(arrays) < 2:
@@ -304,7 +304,7 @@ def cond(x, p=None):
     ``norm(x, p) * norm(inv(x), p)``). Singular matrices give inf, as in NumPy.
 
     >>> fnp.linalg.cond(np.array([[1.0, 0.0], [0.0, 4.0]]))
-    array(4.)
+    Array(4.)
     """
     a = _float_matrix("cond", x, square=p not in (None, 2, -2))
     if 0 in shape_of(a)[-2:]:
@@ -370,7 +370,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """Norm of the matrices over the last two axes (``norm(x, ord, axis=(-2, -1))``).
 
     >>> fnp.linalg.matrix_norm(np.array([[3.0, 0.0], [0.0, 4.0]]))
-    array(5.)
+    Array(5.)
     """
     return _la.norm(x, ord, axis=(-2, -1), keepdims=keepdims)
 
@@ -380,7 +380,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     or None: every element).
 
     >>> fnp.linalg.vector_norm(np.array([[3.0, 0.0], [0.0, 4.0]]))
-    array(5.)
+    Array(5.)
     """
     _util.check_arraylike("vector_norm", x)
     x = _util.asarray(x, fname="vector_norm")
@@ -401,7 +401,7 @@ def vecdot(x1, x2, /, *, axis=-1):
     integers).
 
     >>> fnp.linalg.vecdot(np.array([[1, 2], [3, 4]]), np.array([1, 1]))
-    array([3, 7])
+    Array([3, 7])
     """
     _util.check_arraylike("vecdot", x1, x2)
     x1, x2 = _util.asarray(x1, fname="vecdot"), _util.asarray(x2, fname="vecdot")
@@ -419,7 +419,7 @@ def svdvals(x, /):
     """Singular values of (a stack of) matrices, descending.
 
     >>> fnp.linalg.svdvals(np.array([[3.0, 0.0], [0.0, -4.0]]))
-    array([4., 3.])
+    Array([4., 3.])
     """
     return _la.svd(_float_matrix("svdvals", x), compute_uv=False)
 
@@ -428,7 +428,7 @@ def diagonal(x, /, *, offset=0):
     """The ``offset``-th diagonal of the matrices over the last two axes.
 
     >>> fnp.linalg.diagonal(np.arange(4.0).reshape(2, 2))
-    array([0., 3.])
+    Array([0., 3.])
     """
     _matrix_rank_at_least_2("diagonal", x)
     return _np_diagonal(x, offset, -2, -1)
@@ -438,7 +438,7 @@ def trace(x, /, *, offset=0, dtype=None):
     """Sum of the ``offset``-th diagonal of the matrices over the last two axes.
 
     >>> fnp.linalg.trace(np.arange(4.0).reshape(2, 2))
-    array(3.)
+    Array(3.)
     """
     _matrix_rank_at_least_2("trace", x)
     return _np_trace(x, offset, -2, -1, dtype)
@@ -474,7 +474,7 @@ def cross(x1, x2, /, *, axis=-1):
     """Cross product of 3-vectors along ``axis`` (other axes broadcast).
 
     >>> fnp.linalg.cross(np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]))
-    array([0., 0., 1.])
+    Array([0., 0., 1.])
     """
     _util.check_arraylike("cross", x1, x2)
     for x in (x1, x2):
@@ -489,7 +489,7 @@ def outer(x1, x2, /):
     """Outer product of two vectors (both must be 1-d).
 
     >>> fnp.linalg.outer(np.array([1, 2]), np.array([1, 10]))
-    array([[ 1, 10],
+    Array([[ 1, 10],
            [ 2, 20]])
     """
     _util.check_arraylike("outer", x1, x2)

@@ -75,7 +75,7 @@ def nanargmax(a, axis=None, out=None, *, keepdims=False):
     """Index (int64) of the first maximum ignoring NaNs; ``-1`` for an all-NaN slice (JAX).
 
     >>> fnp.nanargmax(np.array([np.nan, 2., 5., 5.]))
-    array(2)
+    Array(2)
     """
     return numpy_result(_nan_arg("nanargmax", a, axis, out, keepdims))
 
@@ -91,7 +91,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
     starting factor.
 
     >>> fnp.nanprod(np.array([2., np.nan, 3.]))
-    array(6.)
+    Array(6.)
     """
     x = arg("nanprod", a)
     if where is not None:
@@ -109,7 +109,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     Array API's ``correction``) delta degrees of freedom; NaN where ``count - ddof <= 0``.
 
     >>> fnp.nanvar(np.array([[1., np.nan], [3., 4.]]), axis=0)
-    array([1., 0.])
+    Array([1., 0.])
     """
     x = _masked("nanvar", arg("nanvar", a), where)
     _red._no_out("nanvar", out)
@@ -147,7 +147,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Median of the non-NaN elements (NaN for an all-NaN slice).
 
     >>> fnp.nanmedian(np.array([3., np.nan, 1., 2.]))
-    array(2.)
+    Array(2.)
     """
     x = arg("nanmedian", a)
     if not _is_float(x):
@@ -184,7 +184,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     ``q`` may be traced. The dimensions of ``q`` come first in the result.
 
     >>> fnp.nanquantile(np.array([1., np.nan, 3., 2.]), 0.25)
-    array(1.5)
+    Array(1.5)
     """
     return _nan_quantile("nanquantile", a, q, axis, out, method, keepdims, 1.0)
 

@@ -44,7 +44,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     are close only to themselves, and nan to nan only with ``equal_nan=True``.
 
     >>> fnp.isclose(np.array([1e10, 1e-7]), np.array([1.00001e10, 1e-8]))
-    array([ True, False])
+    Array([ True, False])
     """
     check_arraylike("isclose", a, b, rtol, atol)
     x, y, rtol, atol = promote_args_inexact("isclose", a, b, rtol, atol)
@@ -61,7 +61,7 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``all(isclose(a, b, rtol, atol, equal_nan))``.
 
     >>> fnp.allclose(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
-    np.True_
+    Array(True)
     """
     return _all_or_empty(isclose(a, b, rtol, atol, equal_nan))
 
@@ -76,7 +76,7 @@ def array_equal(a1, a2, equal_nan=False):
     with ``equal_nan=True``).
 
     >>> fnp.array_equal(np.array([1, 2]), np.array([1.0, 2.0]))
-    np.True_
+    Array(True)
     """
     x, y = _pair("array_equal", a1, a2)
     if shape_of(x) != shape_of(y):
@@ -91,7 +91,7 @@ def array_equiv(a1, a2):
     """True when ``a1`` and ``a2`` broadcast together and are equal elementwise.
 
     >>> fnp.array_equiv(np.array([1, 2]), np.array([[1, 2], [1, 2]]))
-    np.True_
+    Array(True)
     """
     x, y = _pair("array_equiv", a1, a2)
     try:

@@ -188,7 +188,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
     ``(before, after)`` pair, one pair per axis, or a dict ``{axis: width}``.
 
     >>> fnp.pad(np.array([1., 2., 3.]), 2, mode="reflect")
-    array([3., 2., 1., 2., 3., 2., 1.])
+    Array([3., 2., 1., 2., 3., 2., 1.])
     """
     x = array_arg(array, "pad")
     aval = aval_of(x)

@@ -54,7 +54,7 @@ def polyval(p, x, *, unroll=16):
     """Evaluate the polynomial ``p`` (highest power first) at ``x`` by Horner's rule.
 
     >>> fnp.polyval(np.array([3., 0., 1.]), 5.)
-    array(76.)
+    Array(76.)
     """
     pv = _vec(p, "polyval")
     xv = asarray(x, fname="polyval")  # a Python scalar counts as a strong float64, as NumPy
@@ -69,7 +69,7 @@ def vander(x, N=None, increasing=False):
     by cumulative products as NumPy (so integer powers are exact).
 
     >>> fnp.vander(np.array([1, 2, 3]), 3)
-    array([[1, 1, 1],
+    Array([[1, 1, 1],
            [4, 2, 1],
            [9, 3, 1]])
     """
@@ -96,7 +96,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     ``cov=True`` (or ``"unscaled"``) adds the coefficient covariance.
 
     >>> fnp.polyfit(np.array([0., 1., 2.]), np.array([1., 3., 5.]), 1)
-    array([2., 1.])
+    Array([2., 1.])
     """
     deg = static_int(deg, "polyfit", "deg")
     if deg < 0:
@@ -156,7 +156,7 @@ def poly(seq_of_zeros):
     its characteristic polynomial (Faddeev-LeVerrier, real arithmetic, differentiable).
 
     >>> fnp.poly(np.array([1., 2.]))
-    array([ 1., -3.,  2.])
+    Array([ 1., -3.,  2.])
     """
     check_arraylike("poly", seq_of_zeros)
     z = asarray(seq_of_zeros, fname="poly")
@@ -190,7 +190,7 @@ def polyadd(a1, a2):
     """Sum of two polynomials (the shorter one padded with leading zeros).
 
     >>> fnp.polyadd(np.array([1, 2]), np.array([9, 5, 4]))
-    array([9, 6, 6])
+    Array([9, 6, 6])
     """
     a, b = _padded("polyadd", a1, a2)
     return a + b
@@ -200,7 +200,7 @@ def polysub(a1, a2):
     """Difference of two polynomials.
 
     >>> fnp.polysub(np.array([2, 10, -2]), np.array([3, 10, -4]))
-    array([-1,  0,  2])
+    Array([-1,  0,  2])
     """
     a, b = _padded("polysub", a1, a2)
     return a - b
@@ -220,7 +220,7 @@ def polymul(a1, a2, *, trim_leading_zeros=False):
     """Product of two polynomials (their convolution).
 
     >>> fnp.polymul(np.array([1., 2., 3.]), np.array([9., 5., 1.]))
-    array([ 9., 23., 38., 17.,  3.])
+    Array([ 9., 23., 38., 17.,  3.])
     """
     a, b = _vec(a1, "polymul", "a1"), _vec(a2, "polymul", "a2")
     if trim_leading_zeros:
@@ -235,7 +235,7 @@ def polydiv(u, v, *, trim_leading_zeros=False):
 
     >>> q, r = fnp.polydiv(np.array([3., 5., 2.]), np.array([2., 1.]))
     >>> q
-    array([1.5 , 1.75])
+    Array([1.5 , 1.75])
     """
     uv, vv = _inexact(_vec(u, "polydiv", "u")), _inexact(_vec(v, "polydiv", "v"))
     dt = result_type(uv, vv)
@@ -257,7 +257,7 @@ def polyder(p, m=1):
     """The ``m``-th derivative of the polynomial ``p``.
 
     >>> fnp.polyder(np.array([1, 1, 1, 1]), 2)
-    array([6, 2])
+    Array([6, 2])
     """
     pv = _vec(p, "polyder")
     m = static_int(m, "polyder", "m")
@@ -276,7 +276,7 @@ def polyint(p, m=1, k=None):
     per integration, the first used first).
 
     >>> fnp.polyint(np.array([3., 2., 1.]))
-    array([1., 1., 1., 0.])
+    Array([1., 1., 1., 0.])
     """
     pv = _vec(p, "polyint")
     m = static_int(m, "polyint", "m")
@@ -309,7 +309,7 @@ def roots(p, *, strip_zeros=True):
     ``linalg.eigvals``.
 
     >>> fnp.roots(np.array([1., -3., 2.]))
-    array([2., 1.])
+    Array([2., 1.])
     """
     pv = _vec(p, "roots")
     if not strip_zeros:

@@ -96,7 +96,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     the second-to-last axis of ``b`` (its only axis when ``b`` is 1-d).
 
     >>> fnp.dot(np.ones((2, 3)), np.ones(3))
-    array([3., 3.])
+    Array([3., 3.])
     """
     a, b = _product_keywords("dot", a, b, precision, preferred_element_type)
     (x, y), dtype = _promote("dot", a, b)
@@ -113,7 +113,7 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
     """Dot product of the flattened inputs, conjugating the first if complex.
 
     >>> fnp.vdot(np.array([1j, 2]), np.array([1j, 1]))
-    np.complex128(3+0j)
+    Array(3.+0.j)
     """
     a, b = _product_keywords("vdot", a, b, precision, preferred_element_type)
     (x, y), dtype = _promote("vdot", a, b)

@@ -165,7 +165,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A001 - Num
     """Sum over ``axis`` (int, tuple or None). Bools and int32 sum in int64, like NumPy.
 
     >>> fnp.sum(np.ones((2, 3)), axis=-1)
-    array([3., 3.])
+    Array([3., 3.])
     """
     return _sum_like("sum", lax.reduce_sum, a, axis, dtype, out, keepdims, any)
 
@@ -219,7 +219,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False):
     """Arithmetic mean; ints and bools average in float64, float32 stays float32.
 
     >>> fnp.mean(np.array([[1., 2.], [3., 4.]]), axis=0)
-    array([2., 3.])
+    Array([2., 3.])
     """
     x = _arg("mean", a)
     _no_out("mean", out)
@@ -450,7 +450,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     """Indices (int64) that sort ``a`` along ``axis``; stable, NaNs last.
 
     >>> fnp.argsort(np.array([3., 1., 2.]))
-    array([1, 2, 0])
+    Array([1, 2, 0])
     """
     _check_sort_args("argsort", kind, order)
     x = _arg("argsort", a)

@@ -136,7 +136,7 @@ def nonzero(a, *, size=None, fill_value=None):
     (default 0; a scalar or one value per dimension).
 
     >>> fnp.nonzero(np.array([[0, 3], [4, 0]]))
-    (array([0, 1]), array([1, 0]))
+    (Array([0, 1]), Array([1, 0]))
     """
     x = arg("nonzero", a)
     shape = _util.shape_of(x)
@@ -175,7 +175,7 @@ def argwhere(a, *, size=None, fill_value=None):
     ``nonzero``).
 
     >>> fnp.argwhere(np.array([[0, 3], [4, 0]]))
-    array([[0, 1],
+    Array([[0, 1],
            [1, 0]])
     """
     x = arg("argwhere", a)
@@ -234,7 +234,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     NumPy's arbitrary one; derivatives follow the permutation.
 
     >>> fnp.partition(np.array([3., 4., 2., 1.]), 2)[2]
-    array(3.)
+    Array(3.)
     """
     x, axis = _partition_args("partition", a, kth, axis, kind, order)
     return lax.sort([x], axis, num_keys=1)[0]
@@ -253,7 +253,7 @@ def lexsort(keys, axis=-1):
     array's rows are the keys). Stable; NaNs last.
 
     >>> fnp.lexsort((np.array([1, 5, 1]), np.array([0, 0, -1])))
-    array([2, 0, 1])
+    Array([2, 0, 1])
     """
     if isinstance(keys, (np.ndarray, Tracer)):
         if _util.aval_of(keys).ndim == 0:
@@ -286,7 +286,7 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     steps. NaNs sort last, as in NumPy.
 
     >>> fnp.searchsorted(np.array([1., 2., 2., 3.]), 2., side='right')
-    array(3)
+    Array(3)
     """
     x = arg("searchsorted", a)
     if side not in ("left", "right"):
@@ -334,7 +334,7 @@ def digitize(x, bins, right=False, *, method=None):
     ``bins[-1] >= bins[0]``.
 
     >>> fnp.digitize(np.array([0.2, 6.4, 3.0]), np.array([0., 1., 2.5, 4.]))
-    array([1, 4, 3])
+    Array([1, 4, 3])
     """
     xs = arg("digitize", x, "x")
     b = arg("digitize", bins, "bins")
@@ -370,7 +370,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     ones count as 0 (JAX's rule; concrete negative values raise, as in NumPy).
 
     >>> fnp.bincount(np.array([0, 1, 1, 3]))
-    array([1, 2, 0, 1])
+    Array([1, 2, 0, 1])
     """
     xs = arg("bincount", x, "x")
     aval = _util.aval_of(xs)

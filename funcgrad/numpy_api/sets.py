@@ -123,7 +123,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 
     >>> vals, inv = fnp.unique(np.array([2., 1., 2.]), return_inverse=True)
     >>> vals, inv
-    (array([1., 2.]), array([1, 0, 1]))
+    (Array([1., 2.]), Array([1, 0, 1]))
     """
     x = arg("unique", ar, "ar")
     if axis is not None:
@@ -227,7 +227,7 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     ``test_elements``) search the sorted test values. NaN is never found.
 
     >>> fnp.isin(np.array([1, 2, 3]), np.array([3, 1]))
-    array([ True, False,  True])
+    Array([ True, False,  True])
     """
     e = arg("isin", element, "element")
     t = _flat(arg("isin", test_elements, "test_elements"))
@@ -267,7 +267,7 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
     each one's first occurrence in ``ar1`` and in ``ar2`` (flattened).
 
     >>> fnp.intersect1d(np.array([1, 3, 4, 3]), np.array([3, 1, 2, 1]))
-    array([1, 3])
+    Array([1, 3])
     """
     a, b = _util.promote_dtypes(arg("intersect1d", ar1, "ar1"), arg("intersect1d", ar2, "ar2"))
     size = _out_size("intersect1d", size, (a, b), _len_of(np.intersect1d))
@@ -290,7 +290,7 @@ def union1d(ar1, ar2, *, size=None, fill_value=None):
     """Sorted unique values in either array (both flattened).
 
     >>> fnp.union1d(np.array([-1, 0, 1]), np.array([-2, 0, 2]))
-    array([-2, -1,  0,  1,  2])
+    Array([-2, -1,  0,  1,  2])
     """
     a, b = _util.promote_dtypes(arg("union1d", ar1, "ar1"), arg("union1d", ar2, "ar2"))
     both = lax.concatenate([_flat(a), _flat(b)], 0)
@@ -303,7 +303,7 @@ def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     values of ``ar1`` not in ``ar2`` in ``ar1``'s order (NumPy's rule).
 
     >>> fnp.setdiff1d(np.array([1, 2, 3, 2, 4, 1]), np.array([3, 4, 5, 6]))
-    array([1, 2])
+    Array([1, 2])
     """
     a, b = _util.promote_dtypes(arg("setdiff1d", ar1, "ar1"), arg("setdiff1d", ar2, "ar2"))
     size = _out_size("setdiff1d", size, (a, b), _len_of(lambda u, v: np.setdiff1d(u, v, assume_unique)))
@@ -320,7 +320,7 @@ def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     """Sorted values in exactly one of the two arrays (each made unique first).
 
     >>> fnp.setxor1d(np.array([1, 2, 3, 2, 4]), np.array([2, 3, 5, 7, 5]))
-    array([1, 4, 5, 7])
+    Array([1, 4, 5, 7])
     """
     a, b = _util.promote_dtypes(arg("setxor1d", ar1, "ar1"), arg("setxor1d", ar2, "ar2"))
     size = _out_size("setxor1d", size, (a, b), _len_of(lambda u, v: np.setxor1d(u, v, assume_unique)))

@@ -172,7 +172,7 @@ def resize(a, new_shape):
     ``a`` gives zeros).
 
     >>> fnp.resize(fnp.array([1, 2, 3]), (2, 4))
-    array([[1, 2, 3, 1],
+    Array([[1, 2, 3, 1],
            [2, 3, 1, 2]])
     """
     x = array_arg(a, "resize")
@@ -234,7 +234,7 @@ def insert(arr, obj, values, axis=None):
     sequence or a boolean mask, concrete) along ``axis`` (None: the flattened array).
 
     >>> fnp.insert(fnp.array([1, 2, 3]), 1, [7, 8])
-    array([1, 7, 8, 2, 3])
+    Array([1, 7, 8, 2, 3])
     """
     x, axis = _flat_axis("insert", arr, axis)
     shp, dtype = shape_of(x), aval_of(x).dtype
@@ -290,7 +290,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     unique integer positions.
 
     >>> fnp.delete(fnp.array([1, 2, 3, 4]), [0, 2])
-    array([2, 4])
+    Array([2, 4])
     """
     x, axis = _flat_axis("delete", arr, axis)
     n = shape_of(x)[axis]
@@ -328,7 +328,7 @@ def trim_zeros(filt, trim="fb", axis=None):
     ``axis`` (None: every axis, NumPy 2.2's bounding box). The values must be concrete.
 
     >>> fnp.trim_zeros(fnp.array([0, 0, 1, 2, 0]))
-    array([1, 2])
+    Array([1, 2])
     """
     x = array_arg(filt, "trim_zeros")
     if not isinstance(trim, str) or trim.lower() not in {"fb", "bf", "f", "b"}:

@@ -63,7 +63,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     array.
 
     >>> fnp.cov(np.array([1., 2., 4.]))
-    array(2.33333333)
+    Array(2.33333333)
     """
     args = [m] + ([] if y is None else [y])
     _util.check_arraylike("cov", *args)
@@ -123,7 +123,7 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     standard deviations, clipped to [-1, 1] (a single variable gives ``c / c``).
 
     >>> fnp.corrcoef(np.array([[0., 1., 2.], [2., 1., 0.5]]))[0, 1] < 0
-    array(True)
+    Array(True)
     """
     c = cov(x, y, rowvar, dtype=dtype)
     shape = _util.shape_of(c)

@@ -64,9 +64,10 @@ class ufunc(metaclass=_UfuncType):  # noqa: N801 - NumPy's and JAX's name
     ``reduceat``, ``outer`` and ``at`` (JAX's ``jax.numpy.ufunc``). ``call``, ``reduce``,
     ``accumulate``, ``at``, ``reduceat`` may give faster implementations of the methods.
 
+    >>> import operator
     >>> add = fnp.ufunc(operator.add, 2, 1, identity=0)
     >>> add.reduce(fnp.arange(4)), add.accumulate(fnp.arange(4))
-    (array(6), array([0, 1, 3, 6]))
+    (Array(6), Array([0, 1, 3, 6]))
     """
 
     def __init__(self, func, /, nin, nout, *, name=None, nargs=None, identity=None, call=None, reduce=None,
@@ -284,7 +285,7 @@ def frompyfunc(func, /, nin, nout, *, identity=None):
 
     >>> hyp = fnp.frompyfunc(lambda a, b: fnp.sqrt(a * a + b * b), 2, 1)
     >>> hyp(fnp.array([3.0, 5.0]), 4.0)
-    array([5.        , 6.40312424])
+    Array([5.        , 6.40312424])
     """
     return ufunc(func, nin, nout, identity=identity)
 

@@ -41,7 +41,7 @@ def bartlett(M):
     """The triangular Bartlett window of length ``M``.
 
     >>> fnp.bartlett(5)
-    array([0. , 0.5, 1. , 0.5, 0. ])
+    Array([0. , 0.5, 1. , 0.5, 0. ])
     """
     M = _length("bartlett", M)
     if M < 1:
@@ -56,7 +56,7 @@ def blackman(M):
     """The Blackman window, ``0.42 + 0.5 cos(pi n/(M-1)) + 0.08 cos(2 pi n/(M-1))``.
 
     >>> fnp.blackman(3)
-    array([-1.38777878e-17,  1.00000000e+00, -1.38777878e-17])
+    Array([-1.38777878e-17,  1.00000000e+00, -1.38777878e-17])
     """
     return _cosine_window("blackman", M, (0.42, 0.5, 0.08))
 
@@ -65,7 +65,7 @@ def hamming(M):
     """The Hamming window, ``0.54 + 0.46 cos(pi n/(M-1))``.
 
     >>> fnp.hamming(3)
-    array([0.08, 1.  , 0.08])
+    Array([0.08, 1.  , 0.08])
     """
     return _cosine_window("hamming", M, (0.54, 0.46))
 
@@ -74,7 +74,7 @@ def hanning(M):
     """The Hann window, ``0.5 + 0.5 cos(pi n/(M-1))``.
 
     >>> fnp.hanning(3)
-    array([0., 1., 0.])
+    Array([0., 1., 0.])
     """
     return _cosine_window("hanning", M, (0.5, 0.5))
 
@@ -84,7 +84,7 @@ def kaiser(M, beta):
     ``alpha = (M-1)/2``; ``beta`` may be traced.
 
     >>> fnp.kaiser(3, 5.0)
-    array([0.03671089, 1.        , 0.03671089])
+    Array([0.03671089, 1.        , 0.03671089])
     """
     M = _length("kaiser", M)
     check_arraylike("kaiser", beta)
@@ -105,7 +105,7 @@ def i0(x):
     keep their dtype, ints and bools give float64. Differentiable: ``d/dx i0 = i1``.
 
     >>> fnp.i0(np.array([0., 1.]))
-    array([1.        , 1.26606588])
+    Array([1.        , 1.26606588])
     """
     from funcgrad.scipy.special import bessel  # scipy builds on funcgrad.numpy: import at call time
 

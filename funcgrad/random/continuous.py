@@ -73,6 +73,7 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     """Uniform floats on [minval, maxval) of ``shape`` (default float64).
 
     >>> funcgrad.random.uniform(funcgrad.random.key(0), (2,))
+    Array([0.41845711, 0.21629545])
     """
     raw, _ = single_key("uniform", key)
     dt = float_dtype("uniform", dtype)

@@ -38,6 +38,7 @@ def randint(key, shape, minval, maxval, dtype=None):
     returned where ``maxval <= minval``.
 
     >>> funcgrad.random.randint(funcgrad.random.key(0), (3,), 0, 10)
+    Array([5, 1, 5])
     """
     raw, _ = single_key("randint", key)
     dt = _int_dtype("randint", dtype)

@@ -130,6 +130,7 @@ def gamma(key, a, shape=None, dtype=None):
     implicit reparameterisation.
 
     >>> funcgrad.random.gamma(funcgrad.random.key(0), 2.5, (3,))
+    Array([3.475762  , 3.31135268, 2.09209258])
     """
     raw, _ = single_key("gamma", key)
     dt = float_dtype("gamma", dtype)

@@ -202,6 +202,7 @@ def bits(key, shape=(), dtype=None):
     (default: uint32).
 
     >>> funcgrad.random.bits(funcgrad.random.key(0), (3,))
+    Array([4070199207, 4202968722, 1427181096], dtype=uint32)
     """
     raw, _ = single_key("bits", key)
     dt = _U32 if dtype is None else dtypes.canonicalize(dtype, what="bits dtype")

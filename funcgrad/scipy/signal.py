@@ -52,8 +52,8 @@ def fftconvolve(in1, in2, mode="full", axes=None):
     "valid" (where the inputs overlap completely: ``abs(s1 - s2) + 1``; needs one input at least
     as large as the other along every axis). ``axes``: default all; other axes broadcast.
 
-    >>> fsig.fftconvolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))
-    array([0. , 1. , 2.5, 4. , 1.5])
+    >>> fnp.round(fftconvolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5])), 12)
+    Array([-0. ,  1. ,  2.5,  4. ,  1.5])
     """
     check_arraylike("fftconvolve", in1, in2)
     in1, in2 = asarray(in1, fname="fftconvolve"), asarray(in2, fname="fftconvolve")

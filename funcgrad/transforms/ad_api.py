@@ -43,7 +43,8 @@ def _as_array(x):
 def jvp(fun, primals, tangents):
     """Forward mode: ``(fun(*primals), J(primals) @ tangents)``.
 
-    >>> jvp(fnp.sin, (0.0,), (1.0,))   # (0.0, 1.0)
+    >>> jvp(fnp.sin, (0.0,), (1.0,))
+    (Array(0.), Array(1.))
     """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primals and tangents must be tuples (or lists) of arguments")
@@ -367,8 +368,10 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     array of the argument's shape and dtype; complex arguments and ``holomorphic=True``:
     see ``value_and_grad``.
 
-    >>> grad(lambda x: x ** 3)(2.0)   # 12.0
-    >>> grad(lambda z: z ** 2, holomorphic=True)(1j)   # 2j
+    >>> grad(lambda x: x ** 3)(2.0)
+    Array(12.)
+    >>> grad(lambda z: z ** 2, holomorphic=True)(1j)
+    Array(0.+2.j)
     """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 

@@ -45,7 +45,7 @@ def custom_gradient(fun):
     ... def f(x):
     ...     return x ** 2, lambda g: g * 3.0 * x   # a deliberately different gradient
     >>> fg.grad(f)(2.0)
-    array(6.)
+    Array(6.)
     """
     name = fun_name(fun)
 

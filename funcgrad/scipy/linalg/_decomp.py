@@ -27,7 +27,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     triangular ``a``, reading only its ``lower`` (default: upper) triangle.
 
     >>> solve_triangular(np.array([[2.0, 1.0], [0.0, 4.0]]), np.array([3.0, 4.0]))
-    array([1., 1.])
+    Array([1., 1.])
     """
     transposed = U.trans_flag("solve_triangular", trans)
     a, b, vector = U.rhs("solve_triangular", U.matrix("solve_triangular", a), b)

@@ -106,7 +106,7 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     ``upper_triangular`` is accepted for JAX compatibility (the result is the same).
 
     >>> expm(np.zeros((2, 2)))
-    array([[1., 0.],
+    Array([[1., 0.],
            [0., 1.]])
     """
     return _expm_impl(U.matrix("expm", A, "A"), int(max_squarings))

@@ -43,7 +43,7 @@ def toeplitz(c, r=None):
     (..., m, n).
 
     >>> toeplitz(np.array([1.0, 2.0, 3.0]))[2]
-    array([3., 2., 1.])
+    Array([3., 2., 1.])
     """
     _util.check_arraylike("toeplitz", c)
     c = fnp.atleast_1d(_util.asarray(c, fname="toeplitz"))

@@ -62,7 +62,7 @@ def xlogy(x, y):
     """``x * log(y)``, with ``xlogy(0, y) == 0`` for every non-NaN ``y``.
 
     >>> xlogy(0.0, 0.0)
-    array(0.)
+    Array(0.)
     """
     return _out(_x_times_log("xlogy", x, y, lax.log, 0.0))
 

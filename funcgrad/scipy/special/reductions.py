@@ -36,7 +36,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     (``b`` may then be negative). The gradient with respect to ``a`` is ``softmax``.
 
     >>> logsumexp(np.array([0.0, 0.0]))
-    array(0.69314718)
+    Array(0.69314718)
     """
     if b is None:
         (a,) = _float_args("logsumexp", a)

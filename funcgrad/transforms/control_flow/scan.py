@@ -38,6 +38,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     unrolled and vectorised, and results are the same whatever is passed.
 
     >>> scan(lambda c, x: (c + x, c * x), 0.0, np.arange(4.0))
+    (Array(6.), Array([0., 0., 2., 9.]))
     """
     check_unroll("scan", unroll)
     if not callable(f):
