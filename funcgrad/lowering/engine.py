@@ -16,11 +16,9 @@ lowering the same program twice costs only the Python-side IR construction, for 
 as something holds the module. ``compile_ir`` compiles helper libraries that live for the
 whole process (math kernels other modules call).
 
-What is not freed: llvmlite's new-pass-manager binding keeps about 30 kB per pipeline
-built and about 45 kB per module optimised (measured with llvmlite 0.50 on a one-
-instruction function; independent of our IR), so compiling many fresh programs still
-grows the heap by ≈ 80 kB each. Reusing one pipeline is not possible (running it
-consumes it); the disk cache is the way to reuse compiled code without recompiling.
+A module's code, its JIT library and the Python objects around it go with its handle;
+``llvm_memory`` works around what llvmlite's bindings keep (~2-4 kB per program
+optimised stays).
 """
 from __future__ import annotations
 
@@ -34,7 +32,7 @@ import weakref
 import llvmlite
 import llvmlite.binding as llvm
 
-from funcgrad.lowering import disk_cache, program_cache
+from funcgrad.lowering import disk_cache, llvm_memory, program_cache
 
 _lock = threading.RLock()
 _state: dict = {}
@@ -161,8 +159,7 @@ def _optimised(text: str, pto):
     mod = llvm.parse_assembly(text)
     prepare(mod)
     mod.verify()
-    pb = llvm.create_pass_builder(st["opt_tm"], pto)
-    pb.getModulePassManager().run(mod, pb)
+    llvm_memory.run_pipeline(mod, st["opt_tm"], pto)
     mod.verify()
     return mod
 
@@ -208,13 +205,13 @@ class CompiledModule:
     # (_text: str, or a function giving it)
     __slots__ = ("addrs", "_text", "_library", "_finalizer", "_kept", "__weakref__")
 
-    def __init__(self, addrs, text, tracker, library: bool = False):
+    def __init__(self, addrs, text, tracker, library: bool = False, generation=None):
         self.addrs, self._text, self._library = addrs, text, library
         self._kept = []  # modules this one's code calls into (``tiered``: the optimised tier)
         # A finalizer, not __del__: it holds the ORC resource tracker itself, so the
         # garbage collector cannot unload the code (finalising the tracker of a dead
         # cycle first) before the module's caches are released by that very code.
-        self._finalizer = weakref.finalize(self, _unload, tracker, addrs.get("release"))
+        self._finalizer = weakref.finalize(self, _unload, tracker, addrs.get("release"), generation)
         self._finalizer.atexit = False  # (the process is ending: nothing to give back)
 
     def keep(self, other: "CompiledModule") -> None:
@@ -233,12 +230,14 @@ class CompiledModule:
                 mod.close()
 
 
-def _unload(tracker, release):
+def _unload(tracker, release, generation=None):
     try:
         if release:  # the module's caches (a kept workspace) go before its code
             ctypes.PYFUNCTYPE(None)(release)()
         with _lock:
             tracker.close()  # unloads the library: its code and data are freed
+            if generation is not None:  # (and its LLJIT, when it was the last there)
+                llvm_memory.release(generation)
     except Exception:  # pragma: no cover - interpreter shutdown
         pass
 
@@ -374,10 +373,16 @@ def _link(obj: bytes, declared, symbols, unique, imports, text, library=False, e
     for name in extra.values():
         builder.export_symbol(name)
     _counter[0] += 1
-    tracker = builder.link(st["lljit"], f"fg_lib{_counter[0]}")
+    generation = None if library else llvm_memory.take(st["jit_tm"])  # (see ``llvm_memory``)
+    try:
+        tracker = builder.link(st["lljit"] if library else generation.jit, f"fg_lib{_counter[0]}")
+    except BaseException:
+        if generation is not None:
+            llvm_memory.release(generation)
+        raise
     addrs = {s: tracker[unique[1:] + s] for s in symbols}
     addrs.update({k: tracker[name] for k, name in extra.items()})
-    return CompiledModule(addrs, text, tracker, library)
+    return CompiledModule(addrs, text, tracker, library, generation)
 
 
 def link_object(obj: bytes, declared, symbols, imports, text, extra_exports=None, library=False,
