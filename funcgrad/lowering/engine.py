@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import inspect
+import os
 import re
 import threading
 import time
@@ -34,7 +35,7 @@ import llvmlite.binding as llvm
 
 from funcgrad.lowering import disk_cache, llvm_memory, program_cache
 
-_lock = threading.RLock()
+_lock = threading.RLock()  # held for all LLVM work (and across ``os.fork``: see the end)
 _state: dict = {}
 _module_cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # ir text -> live CompiledModule
 _permanent: list = []  # modules compiled by compile_ir: never removed
@@ -579,3 +580,11 @@ def _bind(addrs: dict, symbols, bind: bool) -> None:
     for s in symbols if bind else ():
         _symbols[s] = addrs[s]
         _quick_bound.pop(s, None)
+
+
+# ``os.fork()`` waits until no other thread is compiling or linking (LLVM's state, and
+# this lock, would stay half-held in the child, whose only thread is the forking one:
+# its next ``jit`` hung), and the child starts with the lock free.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release,
+                        after_in_child=_lock._at_fork_reinit)
