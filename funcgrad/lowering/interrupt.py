@@ -9,9 +9,11 @@ compiled loop running for minutes would ignore SIGINT until it finished. Instead
   ``sigaction`` when a program that polls the flag is compiled or loaded (Linux, and only
   over a C handler CPython installed: not over ``SIG_DFL``/``SIG_IGN``; a Python handler
   set later replaces it until the next compile reinstalls it);
-- compiled programs poll the flag (a volatile load and a branch) on the back-edges of
-  loops that contain loops, of ``while``/``scan`` loops, and every ``BLOCK`` iterations
-  of long innermost loops (``builder.FunctionBuilder.for_range``), and leave through
+- compiled programs poll the flag (a volatile load and a branch) before each iteration
+  of a loop whose iterations run ``POLL_WORK`` or more inner iterations, after each
+  ``while``/``scan`` step, and every ``BLOCK`` iterations of long loops
+  (``builder.FunctionBuilder.for_range``): at most a few 10^8 loop iterations pass
+  between polls (~0.1-0.5 s at worst, usually milliseconds). They leave through
   their normal exit path (workspace and tapes freed) with ``STATUS``; the rest of the
   program does not run, so no partial value is used;
 - the caller (``Executable._slow``, ``native_entry``) then calls ``handle``: it clears
@@ -26,6 +28,7 @@ code (interrupted as Python), and helper functions outside a program's core.
 from __future__ import annotations
 
 import ctypes
+import os
 import signal
 import sys
 import threading
@@ -35,6 +38,7 @@ from funcgrad.lowering import engine
 
 STATUS = 130  # a program's return status when it stopped for an interrupt (128 + SIGINT)
 BLOCK = 1 << 20  # innermost loops longer than this poll the flag every BLOCK iterations
+POLL_WORK = 256  # a loop polls before each iteration that runs this many inner iterations
 FLAG = "fg_interrupt"  # the flag's name in programs (an external global, bound by address)
 DECLARATION = f"@{FLAG} = external global i32"
 
@@ -106,6 +110,5 @@ def handle() -> None:
     _flag.value = 0
 
 
-def pending() -> bool:
-    """Whether the flag is set (tests)."""
-    return bool(_flag.value)
+if hasattr(os, "register_at_fork"):  # (another thread may hold the lock at a fork)
+    os.register_at_fork(after_in_child=_lock._at_fork_reinit)
