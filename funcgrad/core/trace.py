@@ -12,6 +12,7 @@ tracers that escaped their transform.
 """
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import contextmanager
 
@@ -540,3 +541,9 @@ def get_aval_any(x) -> ShapedArray:
     if isinstance(x, Tracer):
         return x.aval
     return get_aval(x)
+
+
+# A forked child has only the forking thread: a lock another thread held at the fork
+# would never be released there.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_staging_lock._at_fork_reinit)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import os
 import threading
 from collections import OrderedDict
 
@@ -164,3 +165,9 @@ def _levels(e: Exported) -> int:
     while e.has_vjp() and n < PICKLE_VJP_ORDER:
         n, e = n + 1, e.vjp()
     return n
+
+
+# A forked child has only the forking thread: a lock another thread held at the fork
+# would never be released there.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_loaded_lock._at_fork_reinit)

@@ -44,7 +44,7 @@ from funcgrad import config
 from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.errors import LoweringError
 from funcgrad.lowering import complex_math, dot, elementwise, indexing, reductions, structural  # noqa: F401  (rules)
-from funcgrad.lowering import disk_cache, dispatch, effects, engine, program_cache
+from funcgrad.lowering import disk_cache, dispatch, effects, engine, interrupt, program_cache
 from funcgrad.lowering import eig, fft_lower, linalg  # noqa: F401  (register rules)
 from funcgrad.lowering import bits, special  # noqa: F401  (register rules)
 from funcgrad.lowering import pending  # noqa: F401  (allow-list: the inlined call primitives)
@@ -103,6 +103,9 @@ class Executable:
         ptrs = (ctypes.c_void_p * max(1, len(arrays) + len(outs)))(
             *[a.ctypes.data for a in arrays], *[o.ctypes.data for o in outs])
         rc = self._entry_ptrs(ctypes.addressof(ptrs))
+        while rc == interrupt.STATUS:  # stopped for Ctrl-C: KeyboardInterrupt, or run again
+            interrupt.handle()
+            rc = self._entry_ptrs(ctypes.addressof(ptrs))
         if rc == effects.CALLBACK_FAILED:
             effects.raise_pending()
         if rc == 2:

@@ -107,6 +107,12 @@ class FunctionBuilder:
         self.n = 0
         self.block = "entry"
         self.prefix = prefix
+        # Loops poll the interrupt flag (``interrupt.py``) and leave to ``%fg_interrupted``
+        # only in a function that has that exit: a program's core (``compiler.emit_core``)
+        # and the nests ``parallel.py`` outlines from it. Elsewhere loops run to the end.
+        self.interruptible = False
+        self.interrupt_used = False
+        self.work = 0  # loop iterations emitted so far, an estimate (``for_range``)
 
     # --- raw emission ------------------------------------------------------------
     def tmp(self) -> str:
@@ -270,11 +276,82 @@ class FunctionBuilder:
             ref = self.emit(f"zext i1 {ref} to i8")
         self.stmt(f"store {MEMTYPE[v.dtype]} {ref}, ptr {ptr}, align {v.dtype.itemsize}")
 
+    # --- interrupts --------------------------------------------------------------------
+    def interrupt_check(self) -> None:
+        """Leave to ``%fg_interrupted`` if the interrupt flag is set (then go on in a new
+        block); nothing outside an interruptible function."""
+        if self.interruptible:
+            go_on = self.label("go")
+            self.lines += self._check_lines(go_on)
+            self.start_block(go_on)
+
+    def _check_lines(self, go_on: str) -> list:
+        from funcgrad.lowering import interrupt  # (it imports the engine)
+
+        if not self.interrupt_used:
+            self.interrupt_used = True
+            interrupt.ensure()  # (recorded: a program loaded from the disk cache installs it too)
+        self.module.declare(interrupt.FLAG, interrupt.DECLARATION)
+        flag, stop = self.tmp(), self.tmp()
+        return [f"  {flag} = load volatile i32, ptr @{interrupt.FLAG}, align 4", f"  {stop} = icmp ne i32 {flag}, 0",
+                f"  br i1 {stop}, label %fg_interrupted, label %{go_on}"]
+
+    @staticmethod
+    def _poll_work() -> int:
+        from funcgrad.lowering.interrupt import POLL_WORK
+
+        return POLL_WORK
+
+    @staticmethod
+    def _unknown_trips() -> int:
+        from funcgrad.lowering.interrupt import BLOCK
+
+        return BLOCK
+
+    def _long(self, n, start) -> bool:
+        """Whether a loop over ``[start, n)`` may be longer than ``interrupt.BLOCK``."""
+        from funcgrad.lowering.interrupt import BLOCK
+
+        if not isinstance(n, int):
+            return True
+        return n - (start if isinstance(start, int) else 0) > BLOCK
+
+    def _blocked_range(self, n, body: Callable, carry, start):
+        """``for_range`` as blocks of ``interrupt.BLOCK`` iterations (an outer loop over
+        blocks, which polls the flag, and the inner loop as before)."""
+        from funcgrad.lowering.interrupt import BLOCK
+
+        shift = BLOCK.bit_length() - 1
+        if isinstance(n, int) and isinstance(start, int):
+            nblocks = (max(n - start, 0) + BLOCK - 1) >> shift
+        else:
+            length = self.emit(f"sub nsw i64 {n}, {start}")
+            neg = self.emit(f"icmp slt i64 {length}, 0")
+            length = self.emit(f"select i1 {neg}, i64 0, i64 {length}")
+            nblocks = self.emit(f"lshr i64 {self.emit(f'add nuw i64 {length}, {BLOCK - 1}')}, {shift}")
+
+        def block(k, cur):
+            lo = self.emit(f"add nsw i64 {start}, {self.emit(f'shl nuw nsw i64 {k}, {shift}')}")
+            end = self.emit(f"add nsw i64 {lo}, {BLOCK}")
+            short = self.emit(f"icmp slt i64 {end}, {n}")
+            hi = self.emit(f"select i1 {short}, i64 {end}, i64 {n}")
+            return self.for_range(hi, body, cur, start=lo, _blocked=True)
+
+        return self.for_range(nblocks, block, carry, _blocked=True)
+
     # --- structured control flow -------------------------------------------------------
-    def for_range(self, n, body: Callable, carry=(), start=0):
+    def for_range(self, n, body: Callable, carry=(), start=0, _blocked=False):
         """``for i in range(start, n)``: ``body(i, carried) -> new carried``.
 
-        ``carry`` is a list of initial ``Value``s; returns their values after the loop."""
+        ``carry`` is a list of initial ``Value``s; returns their values after the loop.
+        In an interruptible function, a loop whose iterations run at least
+        ``interrupt.POLL_WORK`` iterations of inner loops polls the interrupt flag before
+        each iteration, and a loop that may be longer than ``interrupt.BLOCK`` runs as
+        blocks of it (``_blocked_range``). (Polling every row of a 64 x 64 nest inside a
+        scan step cost ~5 % of the RNN benchmark; a poll is a load and a branch.)"""
+        if self.interruptible and not _blocked and self._long(n, start):
+            return self._blocked_range(n, body, carry, start)
+        work_before = self.work
         pre = self.block
         head, body_l, exit_l = self.label("loop"), self.label("body"), self.label("done")
         self.br(head)
@@ -285,10 +362,18 @@ class FunctionBuilder:
         slots = [self.placeholder() for _ in carry]
         cond = self.emit(f"icmp slt i64 {i}, {n}")
         self.cbr(cond, body_l, exit_l)
+        branch_at = len(self.lines)
         self.start_block(body_l)
         new = body(i, phis) or []
         if len(new) != len(phis):
             raise RuntimeError("for_range body must return one value per carried value")
+        inner = self.work - work_before  # (iterations of inner loops per iteration)
+        if self.interruptible and inner >= self._poll_work():  # (poll the flag before each
+            check = self.label("poll")  # iteration, in a block of its own)
+            self.lines[branch_at - 1] = f"  br i1 {cond}, label %{check}, label %{exit_l}"
+            self.lines[branch_at:branch_at] = [f"{check}:", *self._check_lines(body_l)]
+        trips = n - start if isinstance(n, int) and isinstance(start, int) else self._unknown_trips()
+        self.work = work_before + max(trips, 1) * (1 + inner)
         nxt = self.emit(f"add nuw nsw i64 {i}, 1")
         latch = self.block
         self.br(head)

@@ -34,6 +34,7 @@ from funcgrad.lowering.context import (
     LoweringContext,
 )
 from funcgrad.lowering.dot import gemm_reads_in_place
+from funcgrad.lowering.interrupt import STATUS as INTERRUPTED
 from funcgrad.tapes import TapeAval
 
 ALIGN = 64
@@ -457,6 +458,7 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
     """Emit ``@fg_main_core(inputs..., outputs...)``; return (const arrays kept alive, work,
     workspace bytes, which program constant each kept array is: ``ctx.keep_src``)."""
     b = FunctionBuilder(module)
+    b.interruptible = True  # (its loops poll the interrupt flag: interrupt.py)
     nin, nout = len(jaxpr.invars), len(jaxpr.outvars)
     temps = {"used": (p.workspace_bytes + ALIGN - 1) // ALIGN * ALIGN}
 
@@ -501,6 +503,11 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
     if ctx.cleanup or on_heap:
         module.declare("free", "declare void @free(ptr) nounwind")
     exits = [("", "ret i32 0")] + ([("fg_fail_oom:", "ret i32 2")] if ctx.fail_used else [])
+    if b.interrupt_used:  # (an outlined nest that stopped early returns here: the flag says so)
+        exits[0] = ("", "%fg_intr = load volatile i32, ptr @fg_interrupt, align 4\n"
+                        "  %fg_intr_set = icmp ne i32 %fg_intr, 0\n"
+                        f"  %fg_rc = select i1 %fg_intr_set, i32 {INTERRUPTED}, i32 0\n  ret i32 %fg_rc")
+        exits.append(("fg_interrupted:", f"ret i32 {INTERRUPTED}"))
     if getattr(ctx, "cb_fail_used", False):  # a host callback raised (lowering/effects.py)
         exits.append(("fg_fail_cb:", "ret i32 3"))
     for label, ret in exits:

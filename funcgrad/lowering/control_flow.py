@@ -210,6 +210,8 @@ def _emit_loop(ctx, avals, inits, homes, invariant, extra, test, body):
         return nxt, new_regs, new_ex
 
     nxt, new_regs, new_ex = ctx.scoped(run_body)
+    b.interrupt_check()  # (each iteration: interrupt.py)
+    b.work += 1 << 40  # (a loop of unknown length: the for_range loops around it poll too)
     latch = b.block
     b.br(head)
     for k, (line, name, ty, init) in slots.items():

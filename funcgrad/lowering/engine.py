@@ -16,16 +16,15 @@ lowering the same program twice costs only the Python-side IR construction, for 
 as something holds the module. ``compile_ir`` compiles helper libraries that live for the
 whole process (math kernels other modules call).
 
-What is not freed: llvmlite's new-pass-manager binding keeps about 30 kB per pipeline
-built and about 45 kB per module optimised (measured with llvmlite 0.50 on a one-
-instruction function; independent of our IR), so compiling many fresh programs still
-grows the heap by ≈ 80 kB each. Reusing one pipeline is not possible (running it
-consumes it); the disk cache is the way to reuse compiled code without recompiling.
+A module's code, its JIT library and the Python objects around it go with its handle;
+``llvm_memory`` works around what llvmlite's bindings keep (~2-4 kB per program
+optimised stays).
 """
 from __future__ import annotations
 
 import ctypes
 import inspect
+import os
 import re
 import threading
 import time
@@ -34,9 +33,9 @@ import weakref
 import llvmlite
 import llvmlite.binding as llvm
 
-from funcgrad.lowering import disk_cache, program_cache
+from funcgrad.lowering import disk_cache, llvm_memory, program_cache
 
-_lock = threading.RLock()
+_lock = threading.RLock()  # held for all LLVM work (and across ``os.fork``: see the end)
 _state: dict = {}
 _module_cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # ir text -> live CompiledModule
 _permanent: list = []  # modules compiled by compile_ir: never removed
@@ -161,8 +160,7 @@ def _optimised(text: str, pto):
     mod = llvm.parse_assembly(text)
     prepare(mod)
     mod.verify()
-    pb = llvm.create_pass_builder(st["opt_tm"], pto)
-    pb.getModulePassManager().run(mod, pb)
+    llvm_memory.run_pipeline(mod, st["opt_tm"], pto)
     mod.verify()
     return mod
 
@@ -208,13 +206,13 @@ class CompiledModule:
     # (_text: str, or a function giving it)
     __slots__ = ("addrs", "_text", "_library", "_finalizer", "_kept", "__weakref__")
 
-    def __init__(self, addrs, text, tracker, library: bool = False):
+    def __init__(self, addrs, text, tracker, library: bool = False, generation=None):
         self.addrs, self._text, self._library = addrs, text, library
         self._kept = []  # modules this one's code calls into (``tiered``: the optimised tier)
         # A finalizer, not __del__: it holds the ORC resource tracker itself, so the
         # garbage collector cannot unload the code (finalising the tracker of a dead
         # cycle first) before the module's caches are released by that very code.
-        self._finalizer = weakref.finalize(self, _unload, tracker, addrs.get("release"))
+        self._finalizer = weakref.finalize(self, _unload, tracker, addrs.get("release"), generation)
         self._finalizer.atexit = False  # (the process is ending: nothing to give back)
 
     def keep(self, other: "CompiledModule") -> None:
@@ -233,12 +231,14 @@ class CompiledModule:
                 mod.close()
 
 
-def _unload(tracker, release):
+def _unload(tracker, release, generation=None):
     try:
         if release:  # the module's caches (a kept workspace) go before its code
             ctypes.PYFUNCTYPE(None)(release)()
         with _lock:
             tracker.close()  # unloads the library: its code and data are freed
+            if generation is not None:  # (and its LLJIT, when it was the last there)
+                llvm_memory.release(generation)
     except Exception:  # pragma: no cover - interpreter shutdown
         pass
 
@@ -392,10 +392,16 @@ def _link(obj: bytes, declared, symbols, unique, imports, text, library=False, e
     for name in extra.values():
         builder.export_symbol(name)
     _counter[0] += 1
-    tracker = builder.link(st["lljit"], f"fg_lib{_counter[0]}")
+    generation = None if library else llvm_memory.take(st["jit_tm"])  # (see ``llvm_memory``)
+    try:
+        tracker = builder.link(st["lljit"] if library else generation.jit, f"fg_lib{_counter[0]}")
+    except BaseException:
+        if generation is not None:
+            llvm_memory.release(generation)
+        raise
     addrs = {s: tracker[unique[1:] + s] for s in symbols}
     addrs.update({k: tracker[name] for k, name in extra.items()})
-    return CompiledModule(addrs, text, tracker, library)
+    return CompiledModule(addrs, text, tracker, library, generation)
 
 
 def link_object(obj: bytes, declared, symbols, imports, text, extra_exports=None, library=False,
@@ -592,3 +598,11 @@ def _bind(addrs: dict, symbols, bind: bool) -> None:
     for s in symbols if bind else ():
         _symbols[s] = addrs[s]
         _quick_bound.pop(s, None)
+
+
+# ``os.fork()`` waits until no other thread is compiling or linking (LLVM's state, and
+# this lock, would stay half-held in the child, whose only thread is the forking one:
+# its next ``jit`` hung), and the child starts with the lock free.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release,
+                        after_in_child=_lock._at_fork_reinit)

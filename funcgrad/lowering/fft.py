@@ -27,6 +27,7 @@ entry by name for generated code (an ``engine.provider``, replayed on cache load
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 
 import numpy as np
@@ -209,3 +210,9 @@ def irfft(x, n: int | None = None, axis: int = -1) -> np.ndarray:
 
 
 __all__ = ["Compiled", "compiled", "execute", "irfft", "provide", "rfft", "symbol", "workspace"]
+
+
+# A forked child has only the forking thread: a lock another thread held at the fork
+# would never be released there.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_lock._at_fork_reinit)

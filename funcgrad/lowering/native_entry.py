@@ -39,7 +39,7 @@ import numpy as np
 
 from funcgrad.core.array import Array
 from funcgrad.core.trace import TRACE_STATE
-from funcgrad.lowering import dispatch, effects, engine, native_call, native_entry_ir
+from funcgrad.lowering import dispatch, effects, engine, interrupt, native_call, native_entry_ir
 
 MAX_PLANS = 8  # tried in order by the entry; more signatures use the Python plans
 _MAX_NODES, _MAX_LEAVES, _MAX_OUTS = 256, 256, 64
@@ -161,7 +161,11 @@ _installed: list = []  # the objects bound by each install: alive for the proces
 # --- plans ---------------------------------------------------------------------------------------
 
 def raise_status(workspace_bytes: int, rc: int):
-    """The error of a non-zero status from compiled code (as ``Executable._slow``)."""
+    """The error of a non-zero status from compiled code (as ``Executable._slow``); for
+    an interrupt, what the signal's handler raised, or None: the entry runs it again."""
+    if rc == interrupt.STATUS:
+        interrupt.handle()
+        return None
     effects.raise_pending()  # a host callback raised: its exception
     if rc == 2:
         raise MemoryError(f"compiled function: cannot allocate {workspace_bytes} bytes of workspace")

@@ -332,7 +332,7 @@ alloc_fail:
   call void @fg_disp_decref_range(ptr %outs, i64 0, i64 %j)
   ret ptr null
 call:
-  %endpc = phi i64 [ %pc, %out_loop ]
+  %endpc = phi i64 [ %pc, %out_loop ], [ %endpc, %interrupted_again ]
   %relz = icmp ne i64 %rel, 0
   br i1 %relz, label %call_nogil, label %call_gil
 call_nogil:
@@ -346,7 +346,28 @@ call_gil:
 called:
   %rc = phi i32 [ %rc1, %call_nogil ], [ %rc2, %call_gil ]
   %rcok = icmp eq i32 %rc, 0
-  br i1 %rcok, label %wrap_head, label %status
+  br i1 %rcok, label %wrap_head, label %check_interrupt
+check_interrupt:
+  %rcint = icmp eq i32 %rc, 130
+  br i1 %rcint, label %interrupted, label %status
+interrupted:
+  %irco = call ptr @PyLong_FromLongLong(i64 130)
+  %irconull = icmp eq ptr %irco, null
+  br i1 %irconull, label %status, label %interrupted_call
+interrupted_call:
+  store ptr %irco, ptr %one
+  %iefp = getelementptr i8, ptr %plan, i64 40
+  %ief = load ptr, ptr %iefp
+  %ier = call ptr @PyObject_Vectorcall(ptr %ief, ptr %one, i64 1, ptr null)
+  call void @Py_DecRef(ptr %irco)
+  %iernull = icmp eq ptr %ier, null
+  br i1 %iernull, label %interrupted_raised, label %interrupted_again
+interrupted_again:
+  call void @Py_DecRef(ptr %ier)
+  br label %call
+interrupted_raised:
+  call void @fg_disp_decref_range(ptr %outs, i64 0, i64 %nout)
+  ret ptr null
 status:
   call void @fg_disp_decref_range(ptr %outs, i64 0, i64 %nout)
   %rc64 = sext i32 %rc to i64

@@ -132,6 +132,8 @@ def outline(ctx, shape, body, flat: bool, scale: int = 1) -> bool:
         else:
             ctx.for_range("%hi", lambda i, _: body(ctx.idx(shape, flat=i)) or [], start="%lo")
         b.stmt("ret void")
+        if any("label %fg_interrupted" in line for line in b.lines):  # (its loops poll the
+            b.lines += ["fg_interrupted:", "  ret void"]  # interrupt flag: interrupt.py)
         lines = b.lines
     finally:
         b.lines, b.block, b.prefix, ctx.memo, ctx.parallel_ok, failed = saved

@@ -36,6 +36,7 @@ it, so a kernel using digamma pays no extra LLVM time.
 from __future__ import annotations
 
 import math
+import os
 import threading
 
 from funcgrad.core.prims import special as sp  # the impls' own constants: the same numbers, not copies
@@ -338,3 +339,9 @@ elementwise(sp.erf_inv_p, _scalar_fn("fg_sp_erf_inv", _erf_inv))
 elementwise(sp.lgamma_p, _scalar_fn("fg_sp_lgamma", _lgamma))
 elementwise(sp.digamma_p, _scalar_fn("fg_sp_digamma", _digamma))
 elementwise(sp.polygamma_p, _polygamma_emit)
+
+
+# A forked child has only the forking thread: a lock another thread held at the fork
+# would never be released there.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_LIB_LOCK._at_fork_reinit)

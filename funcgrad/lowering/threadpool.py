@@ -284,6 +284,7 @@ def set_num_threads(n: int) -> int:
 def _after_fork_in_child() -> None:
     # The child process has only the forking thread: forget the parent's workers (their
     # locks may have been held at the fork) and make new ones on the next job.
+    _lock._at_fork_reinit()
     if _state:
         _state["init"]()
         _state["set"](_state["threads"])

@@ -53,7 +53,7 @@ import weakref
 import llvmlite.binding as llvm
 
 from funcgrad import config
-from funcgrad.lowering import engine
+from funcgrad.lowering import engine, llvm_memory
 
 __all__ = ["compile_quick", "eligible", "set_mode", "wait"]
 
@@ -213,8 +213,7 @@ def _optimised_object(text: str, tools, stop) -> bytes | None:
             if not _wait_quiet(stop):
                 return None
             with _step:
-                pb = llvm.create_pass_builder(tm, engine.tuning(slp=slp))
-                pb.getModulePassManager().run(mod, pb)
+                llvm_memory.run_pipeline(mod, tm, engine.tuning(slp=slp))
                 mod.verify()
             if not _wait_quiet(stop):
                 return None

@@ -46,6 +46,7 @@ from another library's source.
 from __future__ import annotations
 
 import math
+import os
 import re
 import threading
 from fractions import Fraction
@@ -498,3 +499,9 @@ def call(b, name: str, *xs: Value) -> Value:
         _keep_alive(module, [vec])
     arglist = ", ".join(f"{ty} {x.ref}" for x in xs)
     return Value(b.emit(f"call {ty} @{base}({arglist})"), dtype)
+
+
+# A forked child has only the forking thread: a lock another thread held at the fork
+# would never be released there.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_LIB_LOCK._at_fork_reinit)
