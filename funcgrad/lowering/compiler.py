@@ -44,6 +44,11 @@ STACK_WORKSPACE_LIMIT = 64 * 1024  # larger workspaces come from malloc
 # than the work on them (2x for random.normal at 10^7); released with the module.
 CACHED_WORKSPACE_MIN = 1 << 20
 GIL_RELEASE_WORK = 100_000  # release the GIL around native work bigger than this
+# Fused view rules compute an element by calling their operands' ``at`` (a few Python
+# frames per equation): a value fused deeper than this below the loop evaluating it gets a
+# buffer instead, so emission recursion stays bounded whatever the program's length (a
+# store and a load per this many operations: nothing next to the operations themselves).
+MAX_FUSED_DEPTH = 48
 
 
 # --- simplification ----------------------------------------------------------------------
@@ -241,6 +246,7 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
     # that will evaluate it. ``trips``: how many times the loops evaluating a value run
     # its code (a materialised value's loop also runs over its operands: packing, reducing).
     trips: dict[int, int] = {}
+    depth: dict[int, int] = {}  # fused view equations between a value and its loops' roots
     for i in reversed(range(n)):
         e = eqns[i]
         for v in e.outputs:
@@ -248,11 +254,13 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
             if e.primitive not in VIEW_PRIMS or vid in outset:
                 p.materialized.add(vid)
                 p.roots[vid] = {vid}
+                depth[vid] = 0
                 trips[vid] = max([_size(v.aval)] + [_size(a.aval) for a in e.inputs
                                                     if not isinstance(a.aval, TapeAval)])
                 continue
             rs: set = {_END} if vid in lazy_outs else set()
             t = _size(v.aval)
+            d = 1
             for c in consumers[vid]:
                 if not eqns[c].outputs:  # an effect (no outputs) evaluates it in place
                     rs.add(("eqn", c))
@@ -260,18 +268,21 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
                 u = eqns[c].outputs[0]
                 rs |= p.roots[id(u)] if id(u) not in p.materialized else {id(u)}
                 t = max(t, trips.get(id(u), 0))
+                d = max(d, depth.get(id(u), 0) + 1)
             trips[vid] = t
+            depth[vid] = d
             # An expensive value read by several loops, or broadcast into a loop over
             # more elements than it has (exp of a row inside a matrix loop), is computed
             # once into a buffer instead.
             many = len(rs) > 1 or (t > 2 * _size(v.aval) > 2)
-            shared = many and e.primitive not in CHEAP_PRIMS
+            shared = (many and e.primitive not in CHEAP_PRIMS) or d > MAX_FUSED_DEPTH
             if not shared and _packed_for_gemm(e, v, consumers[vid], eqns):
                 p.gemm_packed.add(vid)
             if shared or vid in p.gemm_packed:
                 p.materialized.add(vid)
                 rs = {vid}
                 trips[vid] = _size(v.aval)
+                depth[vid] = 0
             p.roots[vid] = rs
 
     # Liveness of intermediate buffers (in equation positions), then greedy packing.
@@ -407,14 +418,29 @@ def emit_jaxpr(ctx, jaxpr: Jaxpr, consts, in_ops, out_dests, p: Plan | None = No
     flat_memo: dict[int, bool] = {}
     producer = {id(o): e for e in jaxpr.eqns for o in e.outputs}
 
-    def flat_ok(v, top=False) -> bool:
-        """Can ``v``'s fused region run as one flat loop (no index remapping)?"""
-        if not isinstance(v, Var) or (not top and (id(v) in p.materialized or id(v) not in producer)):
-            return True
-        if id(v) not in flat_memo:
-            e = producer[id(v)]
+    def fused_inputs(e) -> list:
+        return [a for a in e.inputs if isinstance(a, Var) and id(a) in producer and id(a) not in p.materialized]
+
+    def flat_ok(v) -> bool:
+        """Can the fused region of the materialised value ``v`` run as one flat loop (no
+        index remapping)? An explicit depth-first walk (regions may be long chains);
+        ``flat_memo`` holds the verdict per value (a materialised value is never another
+        region's fused input, so its own region's verdict is the only one it gets)."""
+        stack = [(v, False)]
+        while stack:
+            u, expanded = stack.pop()
+            if id(u) in flat_memo:
+                continue
+            e = producer[id(u)]
+            if expanded:  # its fused inputs are decided
+                flat_memo[id(u)] = all(flat_memo[id(a)] for a in fused_inputs(e))
+                continue
             pred = FLAT_PRIMS.get(e.primitive)
-            flat_memo[id(v)] = pred is not None and pred(e) and all(flat_ok(a) for a in e.inputs)
+            if pred is None or not pred(e):
+                flat_memo[id(u)] = False
+                continue
+            stack.append((u, True))
+            stack += [(a, False) for a in fused_inputs(e) if id(a) not in flat_memo]
         return flat_memo[id(v)]
 
     for i, e in enumerate(jaxpr.eqns):
@@ -428,7 +454,7 @@ def emit_jaxpr(ctx, jaxpr: Jaxpr, consts, in_ops, out_dests, p: Plan | None = No
                 opnd = rule(ctx, *ops, **e.params)
                 if id(v) in p.materialized:
                     dest = buffer_for(v)
-                    ctx.write(dest, opnd, flat=flat_ok(v, top=True), parallel=id(v) not in p.gemm_packed)
+                    ctx.write(dest, opnd, flat=flat_ok(v), parallel=id(v) not in p.gemm_packed)
                     ctx.work += int(np.prod(v.aval.shape, dtype=np.int64))
                     opnd = dest
                 env[id(v)] = opnd
