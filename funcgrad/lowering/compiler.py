@@ -2,7 +2,9 @@
 
 Pipeline: ``simplify`` (CSE, DCE) -> ``plan`` (which values get a buffer: fusion
 decisions and liveness-based workspace offsets) -> ``emit`` (one walk over the
-equations, dispatching through ``lower_rules``) -> ``engine.compile_ir``.
+equations, dispatching through ``lower_rules``; in a program of many loop nests each
+top-level equation's code becomes a function of its own, shared by the equations emitting
+the same code: ``units.py``) -> ``engine.compile_ir``.
 
 Fusion: view rules (elementwise, broadcast, reshape, ...) are fused into whatever
 loop consumes them. A value gets a buffer only if it is an output, the result of a
@@ -11,6 +13,7 @@ by more than one loop ("root"); cheap values are recomputed in each loop instead
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 
@@ -22,7 +25,7 @@ from funcgrad.core.prims.dot import dot_general_p
 from funcgrad.core.prims.effects import eqn_has_effects
 from funcgrad.core.prims.structural import broadcast_in_dim_p, transpose_p
 from funcgrad.errors import LoweringError
-from funcgrad.lowering import algebra
+from funcgrad.lowering import algebra, units
 from funcgrad.lowering.builder import SUPPORTED_DTYPES, FunctionBuilder, ModuleBuilder
 from funcgrad.lowering.context import (
     CHEAP_PRIMS,
@@ -34,6 +37,7 @@ from funcgrad.lowering.context import (
     LoweringContext,
 )
 from funcgrad.lowering.dot import gemm_reads_in_place
+from funcgrad.lowering.workspace import RELEASE_WORKSPACE, give_back_workspace, pack_buffers
 from funcgrad.tapes import TapeAval
 
 ALIGN = 64
@@ -303,17 +307,7 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
                 u = id(eqns[c].outputs[0])
                 end = max([end, c] + [root_pos(r) for r in p.roots.get(u, ())])
             intervals.append((i, end, vid, _nbytes(v.aval)))
-    placed: list = []  # (offset, size, end)
-    for start, end, vid, size in intervals:
-        live = sorted((o, s) for o, s, e in placed if e >= start)
-        off = 0
-        for o, s in live:
-            if off + size <= o:
-                break
-            off = max(off, (o + s + ALIGN - 1) // ALIGN * ALIGN)
-        placed.append((off, size, end))
-        p.offsets[vid] = off
-        p.workspace_bytes = max(p.workspace_bytes, off + size)
+    p.offsets, p.workspace_bytes = pack_buffers(intervals, ALIGN)
     return p
 
 
@@ -390,6 +384,7 @@ def emit_jaxpr(ctx, jaxpr: Jaxpr, consts, in_ops, out_dests, p: Plan | None = No
     ``@fg_const<k>`` each became, for ``program_cache``).
     Returns an operand per outvar (the destination buffer where one was given)."""
     b = ctx.b
+    outliner = ctx.units if top else None  # (each top-level equation's code: a function of its own)
     if p is None:
         lazy = {id(v) for v, d in zip(jaxpr.outvars, out_dests) if d is None and isinstance(v, Var)}
         p = plan(jaxpr, lazy_outs=lazy)
@@ -454,13 +449,16 @@ def emit_jaxpr(ctx, jaxpr: Jaxpr, consts, in_ops, out_dests, p: Plan | None = No
                 opnd = rule(ctx, *ops, **e.params)
                 if id(v) in p.materialized:
                     dest = buffer_for(v)
-                    ctx.write(dest, opnd, flat=flat_ok(v), parallel=id(v) not in p.gemm_packed)
+                    write = functools.partial(ctx.write, dest, opnd, flat=flat_ok(v),
+                                              parallel=id(v) not in p.gemm_packed)
+                    outliner.run(write) if outliner is not None else write()
                     ctx.work += int(np.prod(v.aval.shape, dtype=np.int64))
                     opnd = dest
                 env[id(v)] = opnd
             else:
                 outs = ctx.outs = [None if isinstance(v.aval, TapeAval) else buffer_for(v) for v in e.outputs]
-                res = rule(ctx, *ops, **e.params)
+                lower = functools.partial(rule, ctx, *ops, **e.params)
+                res = outliner.run(lower) if outliner is not None else lower()
                 ctx.work += sum(int(np.prod(o.shape, dtype=np.int64)) for o in ops if not isinstance(o.aval, TapeAval))
                 if res is not None:  # rules may return operands (e.g. a tape) in place of buffers
                     outs = res
@@ -490,7 +488,9 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
         temps["referenced"] = True
         off = temps["used"]
         temps["used"] = off + (nbytes + ALIGN - 1) // ALIGN * ALIGN
-        return b.emit(f"getelementptr inbounds i8, ptr %ws, i64 {off}")
+        # (in the core function, ahead of the unit asking: ``units.Outliner.before_unit``)
+        gep = f"getelementptr inbounds i8, ptr %ws, i64 {off}"
+        return ctx.units.before_unit(gep, "ptr") if ctx.units is not None else b.emit(gep)
 
     def referenced():
         temps["referenced"] = True
@@ -509,6 +509,8 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
     ctx.workspace_used = referenced
     ctx.global_slot = global_slot
     ctx.parallel_ok = True  # (control-flow bodies turn it off: parallel.py)
+    nests = sum(1 for e in jaxpr.eqns if not e.outputs or id(e.outputs[0]) in p.materialized)
+    ctx.units = units.Outliner(ctx) if units.OUTLINE and nests >= units.MIN_NESTS else None
     b.lines.append("entry:")
     setup = b.placeholder()
     b.start_block("start")
@@ -517,6 +519,8 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
     in_ops = [BufferOperand(ctx, v.aval, f"%a{k}") for k, v in enumerate(jaxpr.invars)]
     out_dests = [BufferOperand(ctx, a.aval, f"%o{j}") for j, a in enumerate(jaxpr.outvars)]
     emit_jaxpr(ctx, jaxpr, closed.consts, in_ops, out_dests, p=p, base="%ws", top=True)
+    if ctx.units is not None:
+        ctx.units.flush()
     keep = ctx.keep
 
     total = temps["used"]
@@ -535,7 +539,7 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
         for fn in ctx.cleanup:
             fn(b)
         if on_heap and total >= CACHED_WORKSPACE_MIN:
-            b.stmt(_give_back_workspace(b, label or "ret"))
+            b.stmt(give_back_workspace(b, label or "ret"))
         elif on_heap:
             b.stmt("call void @free(ptr %ws)")
         b.stmt(ret)
@@ -551,7 +555,7 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
     else:
         module.declare("malloc", "declare noalias ptr @malloc(i64) nounwind")
         module.declare("fg_main_ws_cache", "@fg_main_ws_cache = internal global ptr null")
-        module.functions.append(_RELEASE_WORKSPACE)
+        module.functions.append(RELEASE_WORKSPACE)
         b.lines[setup] = (
             "  %wsc = atomicrmw xchg ptr @fg_main_ws_cache, ptr null acq_rel\n"
             "  %wshit = icmp ne ptr %wsc, null\n"
@@ -568,26 +572,6 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
         f"define internal i32 @fg_main_core({', '.join(params)}) noinline nounwind {{\n{b.text()}\n}}"
     )
     return keep, ctx.work, total, ctx.keep_src
-
-
-def _give_back_workspace(b, tag: str) -> str:
-    """IR that returns the workspace to the module's slot, or frees it if the slot was
-    refilled meanwhile (by a concurrent call)."""
-    t = tag.rstrip(":").replace("fg_fail_", "")
-    return (f"%wsx_{t} = cmpxchg ptr @fg_main_ws_cache, ptr null, ptr %ws acq_rel monotonic\n"
-            f"  %wsok_{t} = extractvalue {{ ptr, i1 }} %wsx_{t}, 1\n"
-            f"  br i1 %wsok_{t}, label %wskept_{t}, label %wsfree_{t}\n"
-            f"wsfree_{t}:\n  call void @free(ptr %ws)\n  br label %wskept_{t}\n"
-            f"wskept_{t}:")
-
-
-# Exported by modules with a cached workspace: frees it before the module is unloaded.
-_RELEASE_WORKSPACE = """define void @fg_main_release() nounwind {
-entry:
-  %p = atomicrmw xchg ptr @fg_main_ws_cache, ptr null acq_rel
-  call void @free(ptr %p)
-  ret void
-}"""
 
 
 from funcgrad.lowering import control_flow as _control_flow  # noqa: E402,F401  (registers its rules; uses this module)
