@@ -16,6 +16,8 @@ the same-named family under ``funcgrad/core/prims``):
 - ``complex_math``: complex operands of those rules (``COMPLEX_EMITTERS``) and the
   ``real``/``imag``/``conj``/``complex`` rules;
 - ``compiler``: simplify (algebraic rewrites of ``algebra``, CSE, DCE), fusion plan, buffer plan, emission;
+- ``units``: outlining (each top-level equation's code a function, shared by structure);
+  ``workspace``: packing intermediate buffers into the workspace;
 - ``dispatch``: the native entry points and the Python calling wrapper;
 - ``engine``: the one MCJIT engine, optimisation pipeline and in-process cache.
 

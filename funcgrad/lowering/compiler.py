@@ -2,7 +2,9 @@
 
 Pipeline: ``simplify`` (CSE, DCE) -> ``plan`` (which values get a buffer: fusion
 decisions and liveness-based workspace offsets) -> ``emit`` (one walk over the
-equations, dispatching through ``lower_rules``) -> ``engine.compile_ir``.
+equations, dispatching through ``lower_rules``; in a program of many loop nests each
+top-level equation's code becomes a function of its own, shared by the equations emitting
+the same code: ``units.py``) -> ``engine.compile_ir``.
 
 Fusion: view rules (elementwise, broadcast, reshape, ...) are fused into whatever
 loop consumes them. A value gets a buffer only if it is an output, the result of a
@@ -11,6 +13,7 @@ by more than one loop ("root"); cheap values are recomputed in each loop instead
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 
@@ -22,7 +25,7 @@ from funcgrad.core.prims.dot import dot_general_p
 from funcgrad.core.prims.effects import eqn_has_effects
 from funcgrad.core.prims.structural import broadcast_in_dim_p, transpose_p
 from funcgrad.errors import LoweringError
-from funcgrad.lowering import algebra
+from funcgrad.lowering import algebra, units
 from funcgrad.lowering.builder import SUPPORTED_DTYPES, FunctionBuilder, ModuleBuilder
 from funcgrad.lowering.context import (
     CHEAP_PRIMS,
@@ -35,6 +38,7 @@ from funcgrad.lowering.context import (
 )
 from funcgrad.lowering.dot import gemm_reads_in_place
 from funcgrad.lowering.interrupt import STATUS as INTERRUPTED
+from funcgrad.lowering.workspace import RELEASE_WORKSPACE, give_back_workspace, pack_buffers
 from funcgrad.tapes import TapeAval
 
 ALIGN = 64
@@ -45,6 +49,11 @@ STACK_WORKSPACE_LIMIT = 64 * 1024  # larger workspaces come from malloc
 # than the work on them (2x for random.normal at 10^7); released with the module.
 CACHED_WORKSPACE_MIN = 1 << 20
 GIL_RELEASE_WORK = 100_000  # release the GIL around native work bigger than this
+# Fused view rules compute an element by calling their operands' ``at`` (a few Python
+# frames per equation): a value fused deeper than this below the loop evaluating it gets a
+# buffer instead, so emission recursion stays bounded whatever the program's length (a
+# store and a load per this many operations: nothing next to the operations themselves).
+MAX_FUSED_DEPTH = 48
 
 
 # --- simplification ----------------------------------------------------------------------
@@ -242,6 +251,7 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
     # that will evaluate it. ``trips``: how many times the loops evaluating a value run
     # its code (a materialised value's loop also runs over its operands: packing, reducing).
     trips: dict[int, int] = {}
+    depth: dict[int, int] = {}  # fused view equations between a value and its loops' roots
     for i in reversed(range(n)):
         e = eqns[i]
         for v in e.outputs:
@@ -249,11 +259,13 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
             if e.primitive not in VIEW_PRIMS or vid in outset:
                 p.materialized.add(vid)
                 p.roots[vid] = {vid}
+                depth[vid] = 0
                 trips[vid] = max([_size(v.aval)] + [_size(a.aval) for a in e.inputs
                                                     if not isinstance(a.aval, TapeAval)])
                 continue
             rs: set = {_END} if vid in lazy_outs else set()
             t = _size(v.aval)
+            d = 1
             for c in consumers[vid]:
                 if not eqns[c].outputs:  # an effect (no outputs) evaluates it in place
                     rs.add(("eqn", c))
@@ -261,18 +273,21 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
                 u = eqns[c].outputs[0]
                 rs |= p.roots[id(u)] if id(u) not in p.materialized else {id(u)}
                 t = max(t, trips.get(id(u), 0))
+                d = max(d, depth.get(id(u), 0) + 1)
             trips[vid] = t
+            depth[vid] = d
             # An expensive value read by several loops, or broadcast into a loop over
             # more elements than it has (exp of a row inside a matrix loop), is computed
             # once into a buffer instead.
             many = len(rs) > 1 or (t > 2 * _size(v.aval) > 2)
-            shared = many and e.primitive not in CHEAP_PRIMS
+            shared = (many and e.primitive not in CHEAP_PRIMS) or d > MAX_FUSED_DEPTH
             if not shared and _packed_for_gemm(e, v, consumers[vid], eqns):
                 p.gemm_packed.add(vid)
             if shared or vid in p.gemm_packed:
                 p.materialized.add(vid)
                 rs = {vid}
                 trips[vid] = _size(v.aval)
+                depth[vid] = 0
             p.roots[vid] = rs
 
     # Liveness of intermediate buffers (in equation positions), then greedy packing.
@@ -293,17 +308,7 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
                 u = id(eqns[c].outputs[0])
                 end = max([end, c] + [root_pos(r) for r in p.roots.get(u, ())])
             intervals.append((i, end, vid, _nbytes(v.aval)))
-    placed: list = []  # (offset, size, end)
-    for start, end, vid, size in intervals:
-        live = sorted((o, s) for o, s, e in placed if e >= start)
-        off = 0
-        for o, s in live:
-            if off + size <= o:
-                break
-            off = max(off, (o + s + ALIGN - 1) // ALIGN * ALIGN)
-        placed.append((off, size, end))
-        p.offsets[vid] = off
-        p.workspace_bytes = max(p.workspace_bytes, off + size)
+    p.offsets, p.workspace_bytes = pack_buffers(intervals, ALIGN)
     return p
 
 
@@ -380,6 +385,7 @@ def emit_jaxpr(ctx, jaxpr: Jaxpr, consts, in_ops, out_dests, p: Plan | None = No
     ``@fg_const<k>`` each became, for ``program_cache``).
     Returns an operand per outvar (the destination buffer where one was given)."""
     b = ctx.b
+    outliner = ctx.units if top else None  # (each top-level equation's code: a function of its own)
     if p is None:
         lazy = {id(v) for v, d in zip(jaxpr.outvars, out_dests) if d is None and isinstance(v, Var)}
         p = plan(jaxpr, lazy_outs=lazy)
@@ -408,14 +414,29 @@ def emit_jaxpr(ctx, jaxpr: Jaxpr, consts, in_ops, out_dests, p: Plan | None = No
     flat_memo: dict[int, bool] = {}
     producer = {id(o): e for e in jaxpr.eqns for o in e.outputs}
 
-    def flat_ok(v, top=False) -> bool:
-        """Can ``v``'s fused region run as one flat loop (no index remapping)?"""
-        if not isinstance(v, Var) or (not top and (id(v) in p.materialized or id(v) not in producer)):
-            return True
-        if id(v) not in flat_memo:
-            e = producer[id(v)]
+    def fused_inputs(e) -> list:
+        return [a for a in e.inputs if isinstance(a, Var) and id(a) in producer and id(a) not in p.materialized]
+
+    def flat_ok(v) -> bool:
+        """Can the fused region of the materialised value ``v`` run as one flat loop (no
+        index remapping)? An explicit depth-first walk (regions may be long chains);
+        ``flat_memo`` holds the verdict per value (a materialised value is never another
+        region's fused input, so its own region's verdict is the only one it gets)."""
+        stack = [(v, False)]
+        while stack:
+            u, expanded = stack.pop()
+            if id(u) in flat_memo:
+                continue
+            e = producer[id(u)]
+            if expanded:  # its fused inputs are decided
+                flat_memo[id(u)] = all(flat_memo[id(a)] for a in fused_inputs(e))
+                continue
             pred = FLAT_PRIMS.get(e.primitive)
-            flat_memo[id(v)] = pred is not None and pred(e) and all(flat_ok(a) for a in e.inputs)
+            if pred is None or not pred(e):
+                flat_memo[id(u)] = False
+                continue
+            stack.append((u, True))
+            stack += [(a, False) for a in fused_inputs(e) if id(a) not in flat_memo]
         return flat_memo[id(v)]
 
     for i, e in enumerate(jaxpr.eqns):
@@ -429,13 +450,16 @@ def emit_jaxpr(ctx, jaxpr: Jaxpr, consts, in_ops, out_dests, p: Plan | None = No
                 opnd = rule(ctx, *ops, **e.params)
                 if id(v) in p.materialized:
                     dest = buffer_for(v)
-                    ctx.write(dest, opnd, flat=flat_ok(v, top=True), parallel=id(v) not in p.gemm_packed)
+                    write = functools.partial(ctx.write, dest, opnd, flat=flat_ok(v),
+                                              parallel=id(v) not in p.gemm_packed)
+                    outliner.run(write) if outliner is not None else write()
                     ctx.work += int(np.prod(v.aval.shape, dtype=np.int64))
                     opnd = dest
                 env[id(v)] = opnd
             else:
                 outs = ctx.outs = [None if isinstance(v.aval, TapeAval) else buffer_for(v) for v in e.outputs]
-                res = rule(ctx, *ops, **e.params)
+                lower = functools.partial(rule, ctx, *ops, **e.params)
+                res = outliner.run(lower) if outliner is not None else lower()
                 ctx.work += sum(int(np.prod(o.shape, dtype=np.int64)) for o in ops if not isinstance(o.aval, TapeAval))
                 if res is not None:  # rules may return operands (e.g. a tape) in place of buffers
                     outs = res
@@ -466,7 +490,9 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
         temps["referenced"] = True
         off = temps["used"]
         temps["used"] = off + (nbytes + ALIGN - 1) // ALIGN * ALIGN
-        return b.emit(f"getelementptr inbounds i8, ptr %ws, i64 {off}")
+        # (in the core function, ahead of the unit asking: ``units.Outliner.before_unit``)
+        gep = f"getelementptr inbounds i8, ptr %ws, i64 {off}"
+        return ctx.units.before_unit(gep, "ptr") if ctx.units is not None else b.emit(gep)
 
     def referenced():
         temps["referenced"] = True
@@ -485,6 +511,8 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
     ctx.workspace_used = referenced
     ctx.global_slot = global_slot
     ctx.parallel_ok = True  # (control-flow bodies turn it off: parallel.py)
+    nests = sum(1 for e in jaxpr.eqns if not e.outputs or id(e.outputs[0]) in p.materialized)
+    ctx.units = units.Outliner(ctx) if units.OUTLINE and nests >= units.MIN_NESTS else None
     b.lines.append("entry:")
     setup = b.placeholder()
     b.start_block("start")
@@ -493,6 +521,8 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
     in_ops = [BufferOperand(ctx, v.aval, f"%a{k}") for k, v in enumerate(jaxpr.invars)]
     out_dests = [BufferOperand(ctx, a.aval, f"%o{j}") for j, a in enumerate(jaxpr.outvars)]
     emit_jaxpr(ctx, jaxpr, closed.consts, in_ops, out_dests, p=p, base="%ws", top=True)
+    if ctx.units is not None:
+        ctx.units.flush()
     keep = ctx.keep
 
     total = temps["used"]
@@ -516,7 +546,7 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
         for fn in ctx.cleanup:
             fn(b)
         if on_heap and total >= CACHED_WORKSPACE_MIN:
-            b.stmt(_give_back_workspace(b, label or "ret"))
+            b.stmt(give_back_workspace(b, label or "ret"))
         elif on_heap:
             b.stmt("call void @free(ptr %ws)")
         b.stmt(ret)
@@ -532,7 +562,7 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
     else:
         module.declare("malloc", "declare noalias ptr @malloc(i64) nounwind")
         module.declare("fg_main_ws_cache", "@fg_main_ws_cache = internal global ptr null")
-        module.functions.append(_RELEASE_WORKSPACE)
+        module.functions.append(RELEASE_WORKSPACE)
         b.lines[setup] = (
             "  %wsc = atomicrmw xchg ptr @fg_main_ws_cache, ptr null acq_rel\n"
             "  %wshit = icmp ne ptr %wsc, null\n"
@@ -549,26 +579,6 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
         f"define internal i32 @fg_main_core({', '.join(params)}) noinline nounwind {{\n{b.text()}\n}}"
     )
     return keep, ctx.work, total, ctx.keep_src
-
-
-def _give_back_workspace(b, tag: str) -> str:
-    """IR that returns the workspace to the module's slot, or frees it if the slot was
-    refilled meanwhile (by a concurrent call)."""
-    t = tag.rstrip(":").replace("fg_fail_", "")
-    return (f"%wsx_{t} = cmpxchg ptr @fg_main_ws_cache, ptr null, ptr %ws acq_rel monotonic\n"
-            f"  %wsok_{t} = extractvalue {{ ptr, i1 }} %wsx_{t}, 1\n"
-            f"  br i1 %wsok_{t}, label %wskept_{t}, label %wsfree_{t}\n"
-            f"wsfree_{t}:\n  call void @free(ptr %ws)\n  br label %wskept_{t}\n"
-            f"wskept_{t}:")
-
-
-# Exported by modules with a cached workspace: frees it before the module is unloaded.
-_RELEASE_WORKSPACE = """define void @fg_main_release() nounwind {
-entry:
-  %p = atomicrmw xchg ptr @fg_main_ws_cache, ptr null acq_rel
-  call void @free(ptr %p)
-  ret void
-}"""
 
 
 from funcgrad.lowering import control_flow as _control_flow  # noqa: E402,F401  (registers its rules; uses this module)

@@ -87,7 +87,7 @@ def _free_values(body_lines, known: dict) -> list | None:
 
 
 def _known_types(ctx, parent_lines) -> dict:
-    known = {"%ws": "ptr"}
+    known = {"%ws": "ptr", **getattr(ctx, "known_types", {})}  # (the core function's, in a unit)
     for k in range(256):
         known[f"%a{k}"] = known[f"%o{k}"] = "ptr"
     for line in list(parent_lines) + list(ctx.prologue):
