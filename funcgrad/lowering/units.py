@@ -13,11 +13,11 @@ repeats a block (the layers of a network, the steps of an unrolled loop) emit th
 units, compiled once.
 
 A unit that ends in one of the core function's failure exits (``label %fg_fail_<why>``,
-or ``%fg_interrupted`` when a loop saw Ctrl-C: ``interrupt.py``) returns a status instead (``ret i32 k``), and the call site branches to that exit. Code
-that cannot move to a function of its own (a rule returning operands that live in
-registers, a value of the caller whose type is unknown here) stays in the core function,
-as does a tiny unit (a few instructions and no branch: a call would cost more than it
-saves), up to
+or ``%fg_interrupted`` when a loop saw Ctrl-C: ``interrupt.py``) returns a status instead
+(``ret i32 k``), and the call site branches to that exit. Code that cannot move to a
+function of its own (a rule returning operands that live in registers, a value of the
+caller whose type is unknown here) stays in the core function, as does a tiny unit (a few
+instructions and no branch: a call would cost more than it saves), up to
 ``SPLICE_BUDGET`` instructions in all.
 """
 from __future__ import annotations
