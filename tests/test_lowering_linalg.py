@@ -241,7 +241,7 @@ def test_compiled_code_calls_lapack():
     assert "@fg_lapack_dgesdd" in exe.llvm_ir_unoptimized
 
 
-def test_missing_routine_raises_lowering_error(monkeypatch):
+def test_missing_routine_raises_lowering_error(monkeypatch, fresh_disk_cache):  # (a cached qr links without the lookup)
     from funcgrad.errors import LoweringError
     from funcgrad.lowering import linalg as low
 

@@ -110,18 +110,10 @@ def test_bad_arguments_raise_typed_errors(call, exc, pattern):
 _MODULES = ["einsum", "histograms", "nanfunctions", "selection", "sets", "statistics"]
 
 
-class _ValuesChecker(doctest.OutputChecker):
-    """Eager results print as ``Array(...)`` (funcgrad's value type); the docstrings
-    show NumPy's ``array(...)``, as the rest of funcgrad.numpy's do."""
-
-    def check_output(self, want, got, optionflags):
-        return super().check_output(want, got.replace("Array(", "array("), optionflags)
-
-
 @pytest.mark.parametrize("name", _MODULES)
 def test_docstring_examples(name):
     module = importlib.import_module(f"funcgrad.numpy_api.{name}")
-    runner = doctest.DocTestRunner(checker=_ValuesChecker(), optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     tests = doctest.DocTestFinder().find(module, globs={"fnp": fnp, "np": np})
     for t in tests:
         runner.run(t)

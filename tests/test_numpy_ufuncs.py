@@ -152,13 +152,8 @@ def test_errors_name_the_method_and_shapes(call, err, words):
         assert w in str(info.value), (w, str(info.value))
 
 
-class _ValuesChecker(doctest.OutputChecker):
-    def check_output(self, want, got, optionflags):
-        return super().check_output(want, got.replace("Array(", "array("), optionflags)
-
-
 def test_docstring_examples():
-    runner = doctest.DocTestRunner(checker=_ValuesChecker(), optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     parser = doctest.DocTestParser()
     globs = {"fnp": fnp, "np": np, "operator": operator}
     objects = [ufuncs.ufunc, ufuncs.frompyfunc] + [getattr(ufuncs.ufunc, m) for m in

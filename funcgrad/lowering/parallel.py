@@ -31,8 +31,8 @@ MAX_CHUNKS = 64  # chunks per nest: enough for dynamic balance on a shared machi
 _NS_PER_INSTR, _NS_PER_VECMATH = 0.12, 1.5  # a rough per-element cost model (Zen 3)
 
 _NAME = re.compile(r"%[A-Za-z_.$][\w.$]*")
-_DEF = re.compile(r"^\s*(%[\w.$]+) = (.*)$")
-_LABEL = re.compile(r"^([\w.$]+):")
+IR_DEF = re.compile(r"^\s*(%[\w.$]+) = (.*)$")
+IR_LABEL = re.compile(r"^([\w.$]+):")
 _SCALARS = {"ptr", "i1", "i8", "i16", "i32", "i64", "float", "double"}
 _BINARY = {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor",
            "fadd", "fsub", "fmul", "fdiv", "frem", "fneg"}
@@ -41,7 +41,7 @@ _FLAGS = {"nuw", "nsw", "exact", "disjoint", "fast", "reassoc", "nnan", "ninf", 
 _UNSAFE = ("fg_host_callback", "label %fg_fail", "PyEval_", "PyGILState")
 
 
-def _result_type(rhs: str) -> str | None:
+def result_type(rhs: str) -> str | None:
     """The type of an instruction's result, from its text (None: not understood)."""
     words = rhs.replace(",", " ").split()
     op = words[0]
@@ -69,10 +69,10 @@ def _free_values(body_lines, known: dict) -> list | None:
     if one of them cannot be typed."""
     defined = {"%lo", "%hi"}
     for line in body_lines:
-        m = _DEF.match(line)
+        m = IR_DEF.match(line)
         if m:
             defined.add(m.group(1))
-        m = _LABEL.match(line)
+        m = IR_LABEL.match(line)
         if m:
             defined.add("%" + m.group(1))
     free = []
@@ -91,9 +91,9 @@ def _known_types(ctx, parent_lines) -> dict:
     for k in range(256):
         known[f"%a{k}"] = known[f"%o{k}"] = "ptr"
     for line in list(parent_lines) + list(ctx.prologue):
-        m = _DEF.match(line)
+        m = IR_DEF.match(line)
         if m:
-            ty = _result_type(m.group(2))
+            ty = result_type(m.group(2))
             if ty is not None:
                 known[m.group(1)] = ty
     return known

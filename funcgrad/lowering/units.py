@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from funcgrad.lowering.parallel import _DEF, _LABEL, _result_type
+from funcgrad.lowering.parallel import IR_DEF, IR_LABEL, result_type
 
 OUTLINE = True  # (tests compare with the code emitted in place)
 MIN_NESTS = 8  # a program with fewer loop nests is one function (its IR as small as can be)
@@ -79,9 +79,9 @@ class Outliner:
     def _scan(self) -> None:
         for src, k in ((self.b.lines, 0), (self.ctx.prologue, 1)):
             for line in src[self._scanned[k]:]:
-                m = _DEF.match(line)
+                m = IR_DEF.match(line)
                 if m:
-                    ty = _result_type(m.group(2))
+                    ty = result_type(m.group(2))
                     if ty is not None:
                         self.known[m.group(1)] = ty
                     if _OFFSET.fullmatch(m.group(2)):
@@ -106,7 +106,7 @@ class Outliner:
         if len(lines) == 1:  # (no code: an empty nest)
             return result
         n_instr = sum(1 for line in lines if line.startswith("  "))
-        straight = not any(_LABEL.match(line) for line in lines[1:])  # (no loop, no branch)
+        straight = not any(IR_LABEL.match(line) for line in lines[1:])  # (no loop, no branch)
         small = n_instr < SMALL_UNIT and straight and self.spliced + n_instr <= SPLICE_BUDGET
         if result is not None or small or not self._call(lines):
             # in place (the names are unique in the core function already); straight-line
@@ -129,8 +129,8 @@ class Outliner:
         ret = "i32" if fails else "void"
         text += "\n  ret i32 0" if fails else "\n  ret void"
         text += "".join(f"\n{f}:\n  ret i32 {k}" for k, f in enumerate(fails, 1))
-        local = {m.group(1) for m in map(_DEF.match, lines) if m}
-        local |= {"%" + m.group(1) for m in map(_LABEL.match, lines) if m}
+        local = {m.group(1) for m in map(IR_DEF.match, lines) if m}
+        local |= {"%" + m.group(1) for m in map(IR_LABEL.match, lines) if m}
         local |= {"%" + f for f in fails}
         names: dict[str, str] = {}
         free: list = []  # (caller's operand text, type)
@@ -224,7 +224,7 @@ class Outliner:
 
 def _is_offset(line: str) -> bool:
     """Is ``line`` a buffer pointer's definition (which reads no memory)?"""
-    m = _DEF.match(line)
+    m = IR_DEF.match(line)
     return m is not None and _OFFSET.fullmatch(m.group(2)) is not None
 
 

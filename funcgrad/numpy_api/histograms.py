@@ -12,7 +12,7 @@ picks the number of bins from the data, so it needs concrete input (else
 through ``range=None``, to the edges.
 
 >>> fnp.histogram(np.array([1., 2., 1.]), bins=2)
-(array([2, 1]), array([1. , 1.5, 2. ]))
+(Array([2, 1]), Array([1. , 1.5, 2. ]))
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ the non-NaN elements). Differences, as in JAX: all-NaN slices give ``-1`` from
 values), and no "All-NaN slice" warnings are emitted.
 
 >>> fnp.nanvar(np.array([1., np.nan, 3.]))
-array(1.)
+Array(1.)
 """
 from __future__ import annotations
 

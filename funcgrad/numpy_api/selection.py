@@ -9,7 +9,7 @@ traces, batches and lowers like any other function. Index results are int64 (Num
 ``intp``).
 
 >>> fnp.searchsorted(np.array([1., 2., 3.]), np.array([2.5, 0.]))
-array([2, 0])
+Array([2, 0])
 """
 from __future__ import annotations
 

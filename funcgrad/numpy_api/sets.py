@@ -11,7 +11,7 @@ and a compaction (a sort on a keep-mask), so derivatives flow to the selected va
 Results are sorted (NumPy 2's ``unique_values`` leaves the order unspecified).
 
 >>> fnp.unique(np.array([3, 1, 3, 2]))
-array([1, 2, 3])
+Array([1, 2, 3])
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ the last bits and derivatives come from the composites. Results are at least flo
 concrete; a non-positive ``fact`` gives inf/nan instead of a warning.
 
 >>> fnp.cov(np.array([[0., 1., 2.], [2., 1., 0.]]))
-array([[ 1., -1.],
+Array([[ 1., -1.],
        [-1.,  1.]])
 """
 from __future__ import annotations

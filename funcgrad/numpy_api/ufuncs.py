@@ -152,7 +152,7 @@ class ufunc(metaclass=_UfuncType):  # noqa: N801 - NumPy's and JAX's name
         (a bool mask) leaves elements out. ``fnp.add.reduce`` is ``fnp.sum``.
 
         >>> fnp.subtract.reduce(fnp.array([10, 2, 3]))
-        array(5)
+        Array(5)
         """
         fname = f"{self.__name__}.reduce"
         self._binary_only("reduce")
@@ -191,7 +191,7 @@ class ufunc(metaclass=_UfuncType):  # noqa: N801 - NumPy's and JAX's name
         ``fnp.add.accumulate`` is ``fnp.cumsum``.
 
         >>> fnp.subtract.accumulate(fnp.array([10, 2, 3]))
-        array([10,  8,  5])
+        Array([10,  8,  5])
         """
         fname = f"{self.__name__}.accumulate"
         self._binary_only("accumulate")
@@ -214,7 +214,7 @@ class ufunc(metaclass=_UfuncType):  # noqa: N801 - NumPy's and JAX's name
         result keeps ``a``'s dtype, as NumPy's in-place update does.
 
         >>> fnp.add.at(fnp.zeros(3), fnp.array([0, 0, 2]), 1.0, inplace=False)
-        array([2., 0., 1.])
+        Array([2., 0., 1.])
         """
         fname = f"{self.__name__}.at"
         if inplace:
@@ -241,7 +241,7 @@ class ufunc(metaclass=_UfuncType):  # noqa: N801 - NumPy's and JAX's name
         Concrete indices must lie in ``[0, n)``; traced ones are clipped into range.
 
         >>> fnp.add.reduceat(fnp.arange(8), fnp.array([0, 4, 1, 5]))
-        array([ 6,  4, 10, 18])
+        Array([ 6,  4, 10, 18])
         """
         fname = f"{self.__name__}.reduceat"
         self._binary_only("reduceat")
@@ -270,7 +270,7 @@ class ufunc(metaclass=_UfuncType):  # noqa: N801 - NumPy's and JAX's name
         """``f(A[i...], B[j...])`` for every pair: shape ``A.shape + B.shape``.
 
         >>> fnp.multiply.outer(fnp.arange(1, 4), fnp.arange(1, 3))
-        array([[1, 2],
+        Array([[1, 2],
                [2, 4],
                [3, 6]])
         """

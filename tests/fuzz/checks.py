@@ -260,9 +260,17 @@ def check_jvp_vs_fd(ctx: Context) -> Result:
         return Result("skip", "finite differences one-sided slopes differ (a kink, jump or tie here)")
     if abs(d1 - d2) > FD_STABLE * (scale + abs(primal)):
         return Result("skip", "finite differences unstable in the step size")
+    if np.isnan(tangent) and _has_nonfinite(ctx.inputs):
+        # d/dy x**y at x = inf is inf * 0 = NaN (JAX's too) while the difference of the
+        # values, 0 - 0, is 0: the reference is wrong there, not the derivative.
+        return Result("skip", "a derivative through an infinite input (inf * 0)")
     if not abs(tangent - d1) <= FD_TOL * scale:
         return Result("mismatch", f"jvp = {tangent!r}, central difference = {d1!r}")
     return Result("pass")
+
+
+def _has_nonfinite(inputs) -> bool:
+    return any(np.asarray(x).dtype.kind in "fc" and not np.all(np.isfinite(np.asarray(x))) for x in inputs)
 
 
 def check_jit_grad_vs_grad(ctx: Context) -> Result:

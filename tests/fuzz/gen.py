@@ -32,9 +32,8 @@ FEATURES = {
     "export_call": "an exported jitted function closing over an array, called as E.call(x) or jit(E.call)(x)",
     "nonfinite": "an input holding NaN, +-inf and +-0.0, and statements whose NumPy value on them is defined",
 }
-# (inner_linalg and export_call wait for nested-jit constants to be fixed, nonfinite for jit
-# to keep x * 0.0 as NaN/-0.0; turn them on here once those land)
-DEFAULT_FEATURES = frozenset({"zero_size", "nested_jit"})
+# (all on: the CI slice and the long run cover every feature)
+DEFAULT_FEATURES = frozenset({"zero_size", "nested_jit", "export_call", "inner_linalg", "nonfinite"})
 
 
 def active_features(spec: str | None = None) -> frozenset:
