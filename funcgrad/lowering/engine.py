@@ -202,16 +202,35 @@ class CompiledModule:
                 mod.close()
 
 
+_deferred: list = []  # unloads a finalizer could not do at once (see ``_unload``)
+
+
 def _unload(tracker, release, generation=None):
     try:
         if release:  # the module's caches (a kept workspace) go before its code
             ctypes.PYFUNCTYPE(None)(release)()
-        with _lock:
-            tracker.close()  # unloads the library: its code and data are freed
-            if generation is not None:  # (and its LLJIT, when it was the last there)
-                llvm_memory.release(generation)
+        # Never wait for _lock in a finalizer: the collector may run it on a thread inside
+        # an llvmlite call (holding llvmlite's own lock) while the thread holding _lock
+        # waits for that lock. Then the unload waits for the next compile or load.
+        if not _lock.acquire(blocking=False):
+            _deferred.append((tracker, generation))
+            return
+        try:
+            _deferred.append((tracker, generation))
+            drain_unloads()
+        finally:
+            _lock.release()
     except Exception:  # pragma: no cover - interpreter shutdown
         pass
+
+
+def drain_unloads() -> None:
+    """Unload the libraries whose handles died while _lock was busy (call with it held)."""
+    while _deferred:
+        tracker, generation = _deferred.pop()
+        tracker.close()  # unloads the library: its code and data are freed
+        if generation is not None:  # (and its LLJIT, when it was the last there)
+            llvm_memory.release(generation)
 
 
 def _optimise_or_retry(text: str, kind: str = "full"):
@@ -273,6 +292,7 @@ def compile_module(text: str, symbols: list[str], unique: str = "@fg_main_", imp
         hit = _module_cache.get(cache_key)
         if hit is not None and all(s in hit.addrs for s in symbols):
             return hit
+        drain_unloads()
         _last_compile[0] = time.monotonic()
         key = object_key(text, library)
         obj = disk_cache.load(key) if key else None
@@ -323,6 +343,7 @@ def load_module(key: str, declared: list[str], symbols: list[str], imports: dict
         if hit is not None and all(s in hit.addrs for s in symbols):
             return hit
         _init()
+        drain_unloads()
         obj = disk_cache.load(key)
         handle = _link_cached(key, obj, declared, symbols, "@fg_main_", imports, text, library) if obj else None
         if handle is not None:
