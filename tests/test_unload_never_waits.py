@@ -27,11 +27,11 @@ def test_a_dead_module_is_unloaded_later_when_the_lock_is_busy():
     try:
         del f
         gc.collect()  # the finalizer runs here, on this thread: it must not block
-        assert engine._deferred, "the unload should wait for the lock, not block"
+        assert engine._dead, "the unload should wait for the lock, not block"
     finally:
         release.set()
         t.join(30)
     g = fg.jit(lambda x: x - 2.0)  # the next compile unloads what was deferred
     np.testing.assert_array_equal(g(np.ones(2)), [-1.0, -1.0])
-    assert not engine._deferred
+    assert not engine._dead
     assert engine.live_modules() <= live + 1

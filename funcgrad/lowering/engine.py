@@ -202,7 +202,7 @@ class CompiledModule:
                 mod.close()
 
 
-_deferred: list = []  # unloads a finalizer could not do at once (see ``_unload``)
+_dead: list = []  # unloads a finalizer could not do at once (see ``_unload``)
 
 
 def _unload(tracker, release, generation=None):
@@ -213,10 +213,10 @@ def _unload(tracker, release, generation=None):
         # an llvmlite call (holding llvmlite's own lock) while the thread holding _lock
         # waits for that lock. Then the unload waits for the next compile or load.
         if not _lock.acquire(blocking=False):
-            _deferred.append((tracker, generation))
+            _dead.append((tracker, generation))
             return
         try:
-            _deferred.append((tracker, generation))
+            _dead.append((tracker, generation))
             drain_unloads()
         finally:
             _lock.release()
@@ -226,8 +226,8 @@ def _unload(tracker, release, generation=None):
 
 def drain_unloads() -> None:
     """Unload the libraries whose handles died while _lock was busy (call with it held)."""
-    while _deferred:
-        tracker, generation = _deferred.pop()
+    while _dead:
+        tracker, generation = _dead.pop()
         tracker.close()  # unloads the library: its code and data are freed
         if generation is not None:  # (and its LLJIT, when it was the last there)
             llvm_memory.release(generation)
