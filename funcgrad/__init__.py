@@ -8,6 +8,7 @@ from funcgrad import errors, lax, tree_util  # noqa: F401
 from funcgrad import numpy  # noqa: F401  (installs array methods on tracers)
 from funcgrad.core import ClosedJaxpr, Jaxpr, ShapedArray, check_jaxpr, eval_jaxpr  # noqa: F401
 from funcgrad.core.array import Array  # noqa: F401  (eager results: read-only ndarrays)
+from funcgrad.core.dtypes import float0  # noqa: F401  (the dtype of an integer's tangent)
 from funcgrad.core.interpret import eval_closed_jaxpr, jaxpr_as_fun  # noqa: F401
 from funcgrad.core.staging import make_jaxpr  # noqa: F401
 from funcgrad.transforms.ad_api import (  # noqa: F401
@@ -46,6 +47,8 @@ from funcgrad.export import deserialize  # noqa: F401,E402
 from funcgrad import autograph  # noqa: F401,E402  (a callable module: fg.autograph(f))
 from funcgrad import config, custom_derivatives, example_libraries, flatten_util, typing  # noqa: F401,E402  (typing: not in __all__, a star import must not shadow the standard library's)
 
+from funcgrad import extend  # noqa: F401,E402  (last: its primitive handles list every primitive declared)
+
 jacobian = jacrev  # as jax.jacobian
 
 
@@ -60,5 +63,5 @@ __all__ = [
     "default_backend", "disable_jit", "named_call", "checkpoint_name", "checkpoint_policies", "custom_gradient",
     "closure_convert",
     "ops", "random", "scipy", "viz", "draw", "debug", "pure_callback", "io_callback", "export", "deserialize",
-    "autograph", "config", "custom_derivatives", "example_libraries", "flatten_util",
+    "autograph", "config", "custom_derivatives", "example_libraries", "flatten_util", "extend", "float0",
 ]

@@ -23,7 +23,8 @@ MODULES = [
     "funcgrad.experimental.ode", "funcgrad.export", "funcgrad.errors", "funcgrad.test_util",
     "funcgrad.autograph", "funcgrad.config", "funcgrad.dask", "funcgrad.lax.linalg", "funcgrad.flatten_util",
     "funcgrad.example_libraries", "funcgrad.example_libraries.optimizers", "funcgrad.example_libraries.stax",
-    "funcgrad.custom_derivatives", "funcgrad.typing",
+    "funcgrad.custom_derivatives", "funcgrad.typing", "funcgrad.extend", "funcgrad.extend.core",
+    "funcgrad.extend.core.primitives",
 ]
 
 

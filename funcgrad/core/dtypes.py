@@ -42,6 +42,11 @@ SUPPORTED_TEXT = ", ".join(dt.name for dt in SUPPORTED)
 
 default_float = float64
 
+# JAX's ``float0``: the dtype of a tangent or cotangent of an integer or boolean value (zero
+# bytes per element). It is not a dtype funcgrad computes in; ``grad(..., allow_int=True)``
+# returns arrays of it for integer arguments.
+float0 = np.dtype([("float0", np.void, 0)])
+
 SHORT_NAMES = dict(_TABLE)
 
 # A representative Python scalar per dtype kind, used to ask NumPy for NEP-50 promotion

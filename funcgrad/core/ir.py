@@ -68,6 +68,10 @@ class Eqn(NamedTuple):
     params: dict
     source_info: Any = None  # a core.source_info.SourceLine of the user's line, when known
 
+    # JAX's names (``jax.extend.core.JaxprEqn``), for interpreters written against JAX.
+    invars = property(lambda self: self.inputs)
+    outvars = property(lambda self: self.outputs)
+
 
 class Jaxpr:
     """A first-order program: constvars and invars in, eqns in order, outvars out."""
@@ -122,6 +126,11 @@ class ClosedJaxpr:
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
+    # JAX's names: ``closed.literals`` are the consts; the variables of the open jaxpr.
+    literals = property(lambda self: self.consts)
+    constvars = property(lambda self: self.jaxpr.constvars)
+    invars = property(lambda self: self.jaxpr.invars)
+    outvars = property(lambda self: self.jaxpr.outvars)
 
     def pretty(self) -> str:
         return JaxprPrinter().jaxpr(self.jaxpr, consts=self.consts)

@@ -61,3 +61,17 @@ from funcgrad.lax.solvers import custom_linear_solve, custom_root  # noqa: F401,
 from funcgrad.lax.sorting import sort, sort_key_val, top_k  # noqa: F401,E402
 from funcgrad.lax.windowed import reduce_window  # noqa: F401,E402
 from funcgrad.transforms.collectives import all_gather, axis_index, pmax, pmean, pmin, psum  # noqa: F401,E402
+
+
+def _primitive_handles() -> dict:
+    """``{"exp_p": exp primitive, ...}``: every primitive but the run-time tape ones
+    (funcgrad's own, in ``funcgrad.tapes``), as JAX's ``lax.exp_p``: the objects themselves,
+    so an interpreter can test ``eqn.primitive is lax.exp_p``."""
+    from funcgrad import tapes
+    from funcgrad.core.primitive import PRIMITIVES, Primitive
+
+    run_time = {v for v in vars(tapes).values() if isinstance(v, Primitive)}
+    return {f"{p.name}_p": p for p in PRIMITIVES.values() if p not in run_time}
+
+
+globals().update(_primitive_handles())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.core import ad_util, pytree
+from funcgrad.core import ad_util, dtypes, pytree
 from funcgrad.core.ad_util import Zero, instantiate, is_differentiable, tangent_aval
 from funcgrad.core.array import grad_results, leaf_values
 from funcgrad.core.prims.elementwise import stop_gradient_p
@@ -111,7 +111,7 @@ def _vjp_leaves(fun, p_leaves, p_tree, in_avals):
     return outs, trees, out_avals, backward
 
 
-_FLOAT0 = np.dtype([("float0", np.void, 0)])  # jax.dtypes.float0
+_FLOAT0 = dtypes.float0  # jax.dtypes.float0
 
 
 def vjp(fun, *primals, has_aux=False):
