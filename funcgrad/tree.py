@@ -9,11 +9,13 @@
 ``None`` is an empty subtree (no leaves), as in JAX; ``is_leaf`` stops the descent at
 the nodes it accepts.
 """
+import dataclasses
+
 from funcgrad.core import pytree as _pt
 
 __all__ = [
     "all", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map", "map_with_path",
-    "reduce", "structure", "transpose", "unflatten",
+    "reduce", "structure", "transpose", "unflatten", "broadcast", "reduce_associative", "static",
 ]
 
 
@@ -70,3 +72,28 @@ def all(tree, *, is_leaf=None) -> bool:  # noqa: A001 - jax.tree.all
 def transpose(outer_treedef, inner_treedef, pytree_to_transpose):
     """An outer tree of inner trees as an inner tree of outer trees."""
     return _pt.tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose)
+
+
+def broadcast(prefix_tree, full_tree, is_leaf=None):
+    """``prefix_tree``'s leaves repeated over the matching subtrees of ``full_tree``."""
+    from funcgrad.tree_util import tree_broadcast
+
+    return tree_broadcast(prefix_tree, full_tree, is_leaf)
+
+
+def reduce_associative(operation, tree, *, identity=_pt._NO_INITIALIZER, is_leaf=None):
+    """The leaves combined pairwise by the associative ``operation`` (balanced); ``identity``
+    for a tree with no leaves."""
+    from funcgrad.tree_util import tree_reduce_associative
+
+    if identity is _pt._NO_INITIALIZER:
+        return tree_reduce_associative(operation, tree, is_leaf=is_leaf)
+    return tree_reduce_associative(operation, tree, identity=identity, is_leaf=is_leaf)
+
+
+def static(**kwargs):
+    """A ``dataclasses.field`` marked static for ``register_dataclass`` (its arguments are
+    ``dataclasses.field``'s)."""
+    metadata = dict(kwargs.pop("metadata", None) or {})
+    metadata["static"] = True
+    return dataclasses.field(metadata=metadata, **kwargs)

@@ -549,3 +549,18 @@ def register_pytree_with_keys_class(cls):
     flatten = (lambda node: node.tree_flatten()) if hasattr(cls, "tree_flatten") else None
     register_pytree_with_keys(cls, lambda node: node.tree_flatten_with_keys(), cls.tree_unflatten, flatten)
     return cls
+
+
+def node_of(x, is_leaf=None):
+    """``(node type, children, aux_data)`` of an internal node of a pytree, or None for a leaf."""
+    return _node_of(x, is_leaf)
+
+
+def node_with_keys(x, is_leaf=None):
+    """``(children, keys)`` of an internal node of a pytree, or None for a leaf."""
+    return _node_with_keys(x, is_leaf)
+
+
+def is_node_type(typ) -> bool:
+    """Whether instances of ``typ`` are pytree nodes (registered classes and namedtuples)."""
+    return typ in _registry or (isinstance(typ, type) and issubclass(typ, tuple) and hasattr(typ, "_fields"))
