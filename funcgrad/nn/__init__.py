@@ -7,8 +7,8 @@ Array([0., 2.])
 Array(0.)
 """
 from funcgrad.nn import initializers  # noqa: F401,E402
+from funcgrad.nn.attention import dot_product_attention, logmeanexp, scaled_dot_general, scaled_matmul  # noqa: F401,E402
 from funcgrad.nn.functions import *  # noqa: F401,F403
 from funcgrad.nn.functions import __all__  # noqa: F401
-from funcgrad.nn.attention import dot_product_attention, logmeanexp, scaled_dot_general, scaled_matmul  # noqa: F401,E402
 
 __all__ = [*__all__, "dot_product_attention", "logmeanexp", "scaled_dot_general", "scaled_matmul"]  # noqa: PLE0605
