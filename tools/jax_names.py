@@ -114,11 +114,13 @@ def _has(row: str, qualified: str) -> bool:
             head = "transform"
         path = next(p for p, _ in sources if p.endswith("." + head))
     obj = _funcgrad_module(path)
-    for part in parts:
-        if obj is None or not hasattr(obj, part):
+    if obj is None:
+        return False
+    for part in parts:  # a name may be bound to None (numpy.newaxis)
+        if not hasattr(obj, part):
             return False
         obj = getattr(obj, part)
-    return obj is not None
+    return True
 
 
 def omitted() -> dict[str, dict[str, str]]:

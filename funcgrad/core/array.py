@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.core import pytree
+from funcgrad.core import dtypes, pytree
 from funcgrad.core.dtypes import float_to_int
 from funcgrad.errors import ImmutableArrayError
 
@@ -174,8 +174,11 @@ class Array(np.ndarray):
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """Like ``numpy.ndarray.astype``, but float -> integer follows funcgrad's rule, as
         ``fnp.astype`` and compiled code do (truncate, saturate at the integer range,
-        NaN -> 0; NumPy gives platform values there); the result is a (read-only) value."""
+        NaN -> 0; NumPy gives platform values there); the result is a (read-only) value.
+        Floats narrower than float32 raise ``UnsupportedDtypeError``, as every function does."""
         dtype = np.dtype(dtype)
+        if dtype.kind == "f" and dtype.itemsize < 4:
+            dtypes.canonicalize(dtype, what="astype dtype")
         if not copy and dtype == self.dtype:
             return self
         base = unwrap(self)

@@ -63,6 +63,47 @@ def is_unsigned(dt) -> bool:
     return np.dtype(dt).kind == "u"
 
 
+class NarrowType(type):
+    """The class of JAX's narrow scalar types that funcgrad names but does not compute in
+    (``bfloat16``, the ``float8_*``/``float6_*``/``float4_*`` formats, ``int4``/``int2``/
+    ``int1`` and their unsigned twins; they come from the ``ml_dtypes`` package, not a
+    dependency). Calling one or using it as a dtype (``numpy.dtype(t)``, ``dtype=t``,
+    ``x.astype(t)``) raises ``UnsupportedDtypeError`` naming it."""
+
+    def error(cls) -> UnsupportedDtypeError:
+        return UnsupportedDtypeError(
+            f"{cls.__name__} ({cls.what}) is not a dtype funcgrad supports: it computes in {SUPPORTED_TEXT}. "
+            f"Use {'int8 or uint8' if 'int' in cls.__name__ else 'float32 or float64'} instead.")
+
+    @property
+    def dtype(cls):  # NumPy reads ``.dtype`` of an object used as a dtype: the error reaches the user
+        raise cls.error()
+
+    def __call__(cls, *args, **kwargs):
+        raise cls.error()
+
+    def __repr__(cls):
+        return f"funcgrad.numpy.{cls.__name__}"
+
+
+def _narrow(name: str, what: str) -> NarrowType:
+    doc = (f"JAX's ``{name}`` ({what}). funcgrad does not compute in it: calling it or using it as a "
+           "dtype raises ``UnsupportedDtypeError`` naming it.")
+    return NarrowType(name, (), {"__doc__": doc, "what": what, "__module__": "funcgrad.numpy"})
+
+
+_FLOAT8 = "an 8-bit float"
+NARROW_TYPES = {t.__name__: t for t in (
+    _narrow("bfloat16", "the 16-bit brain float"),
+    *(_narrow(f"float8_{fmt}", _FLOAT8) for fmt in (
+        "e3m4", "e4m3", "e4m3b11fnuz", "e4m3fn", "e4m3fnuz", "e5m2", "e5m2fnuz", "e8m0fnu")),
+    _narrow("float6_e2m3fn", "a 6-bit float"), _narrow("float6_e3m2fn", "a 6-bit float"),
+    _narrow("float4_e2m1fn", "a 4-bit float"),
+    *(_narrow(f"{sign}int{bits}", f"a {bits}-bit {'unsigned ' if sign else ''}integer")
+      for sign in ("", "u") for bits in (1, 2, 4)),
+)}
+
+
 def canonicalize(dtype, *, what: str = "value") -> np.dtype:
     """Return ``dtype`` as a supported ``np.dtype`` or raise ``UnsupportedDtypeError``.
     A supported dtype of the other byte order (``>f8`` on a little-endian machine) is
@@ -70,6 +111,8 @@ def canonicalize(dtype, *, what: str = "value") -> np.dtype:
     takes such data converted (``native``)."""
     try:
         dt = np.dtype(dtype)
+    except UnsupportedDtypeError as e:  # a NarrowType names itself
+        raise UnsupportedDtypeError(f"{what}: {e}") from None
     except TypeError as e:
         raise UnsupportedDtypeError(f"{what}: {dtype!r} is not a dtype funcgrad understands") from e
     if dt in _SUPPORTED_SET:

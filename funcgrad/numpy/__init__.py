@@ -4,6 +4,7 @@ import importlib as _importlib
 
 import numpy as _np
 
+from funcgrad.core import dtypes as _dtypes
 from funcgrad.numpy import fft  # noqa: F401,E402  (the submodule funcgrad.numpy.fft)
 from funcgrad.numpy_api import *  # noqa: F401,F403
 from funcgrad.numpy_api import __all__ as _api_all  # noqa: F401
@@ -26,6 +27,12 @@ bool = _np.bool_  # noqa: A001  (as jax.numpy.bool: the scalar type, shadowing t
 float_, double, single = _np.float64, _np.float64, _np.float32
 cdouble, csingle = _np.complex128, _np.complex64
 ndarray = _np.ndarray
+generic, character, flexible, object_ = _np.generic, _np.character, _np.flexible, _np.object_
+ComplexWarning = _np.exceptions.ComplexWarning
+# Floats narrower than float32 are named, not computed in: NumPy's float16 and JAX's
+# ml_dtypes types raise UnsupportedDtypeError naming the type wherever a dtype is taken.
+float16 = _np.float16
+globals().update(_dtypes.NARROW_TYPES)
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 dtype = _np.dtype

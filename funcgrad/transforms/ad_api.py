@@ -19,7 +19,7 @@ from funcgrad.core.staging import flatten_fun
 from funcgrad.core.trace import Tracer, get_aval_any
 from funcgrad.core.wrapping import fun_name, wraps
 from funcgrad.transforms import eager_vjp
-from funcgrad.transforms.batching import NON_ARRAY_FIX, argument_leaf, leaf_owner
+from funcgrad.transforms.batching import argument_error, argument_leaf, leaf_owner
 from funcgrad.transforms.jvp import jvp_flat
 from funcgrad.transforms.linearize import linearize_flat, vjp_flat
 from funcgrad.transforms.transpose import backward_pass
@@ -32,7 +32,7 @@ def _check_inputs(fname, leaves, args):
         try:
             get_aval_any(x)
         except TypeError as e:
-            raise TypeError(f"{fname}: {leaf_owner(args, None, i)}: {e}. {NON_ARRAY_FIX}") from None
+            raise argument_error(f"{fname}: {leaf_owner(args, None, i)}", e) from None
     return leaves
 
 
@@ -352,7 +352,7 @@ def _check_differentiable(args, nums, allow_int=False, what="grad"):
             try:
                 aval = get_aval_any(leaf)
             except TypeError as e:
-                raise TypeError(f"{what}: {where}: {e}. {NON_ARRAY_FIX}") from None
+                raise argument_error(f"{what}: {where}", e) from None
             if not is_differentiable(aval) and not (allow_int and aval.dtype.kind in "biu"):
                 raise TypeError(
                     f"{what}: grad requires real-valued (floating-point) or complex inputs, but {where} "

@@ -16,6 +16,7 @@ from funcgrad.core.batch_util import bdim_at, moveaxis
 from funcgrad.core.primitive import batch_rules, missing_rule
 from funcgrad.core.trace import Trace, Tracer, full_raise, get_aval_any, new_main
 from funcgrad.core.wrapping import fun_name, wraps
+from funcgrad.errors import UnsupportedDtypeError
 from funcgrad.tapes import TapeAval
 
 
@@ -214,6 +215,14 @@ NON_ARRAY_FIX = ("Arguments are arrays, scalars or pytrees of them: close over a
                  "(or bind it with functools.partial)")
 
 
+def argument_error(where: str, e: TypeError) -> TypeError:
+    """The error for an argument of a transform that is not an array: a dtype funcgrad does
+    not support keeps its type (``UnsupportedDtypeError``); any other value gets the fix."""
+    if isinstance(e, UnsupportedDtypeError):
+        return UnsupportedDtypeError(f"{where}: {e}")
+    return TypeError(f"{where}: {e}. {NON_ARRAY_FIX}")
+
+
 def leaf_owner(args, kwargs, i: int, labels=None) -> str:
     """Which argument holds leaf ``i`` of ``(args, kwargs)`` flattened, for error messages:
     "argument 1", "argument 1, leaf ['w'][0]" or "argument 'name'" (``labels``: how to
@@ -295,7 +304,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
             try:
                 shape = get_aval_any(x).shape
             except TypeError as e:
-                raise TypeError(f"{fname}: {leaf_owner(args, kwargs, i)}: {e}. {NON_ARRAY_FIX}") from None
+                raise argument_error(f"{fname}: {leaf_owner(args, kwargs, i)}", e) from None
             if not -len(shape) <= d < len(shape):
                 raise ValueError(
                     f"{fname}: in_axes {d} is out of range for {leaf_owner(args, kwargs, i)} of shape {shape} "
