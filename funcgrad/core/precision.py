@@ -7,6 +7,7 @@ product is computed at the full precision of its dtype, so funcgrad accepts them
 from __future__ import annotations
 
 import enum
+from typing import NamedTuple
 
 
 class Precision(enum.Enum):
@@ -28,6 +29,46 @@ class Precision(enum.Enum):
         return self.name
 
 
+class DotAlgorithmPreset(enum.Enum):
+    """JAX's named algorithms for matrix products (``precision=lax.DotAlgorithmPreset.F32_F32_F32``):
+    the input and accumulation types an accelerator may use. Accepted wherever a precision is;
+    funcgrad's CPU products compute at the full precision of their dtype whatever the preset."""
+
+    DEFAULT = enum.auto()
+    ANY_F8_ANY_F8_F32 = enum.auto()
+    ANY_F8_ANY_F8_F32_FAST_ACCUM = enum.auto()
+    ANY_F8_ANY_F8_ANY = enum.auto()
+    ANY_F8_ANY_F8_ANY_FAST_ACCUM = enum.auto()
+    F16_F16_F16 = enum.auto()
+    F16_F16_F32 = enum.auto()
+    BF16_BF16_BF16 = enum.auto()
+    BF16_BF16_F32 = enum.auto()
+    BF16_BF16_F32_X3 = enum.auto()
+    BF16_BF16_F32_X6 = enum.auto()
+    BF16_BF16_F32_X9 = enum.auto()
+    TF32_TF32_F32 = enum.auto()
+    TF32_TF32_F32_X3 = enum.auto()
+    F32_F32_F32 = enum.auto()
+    F64_F64_F64 = enum.auto()
+
+    def __str__(self):
+        return self.name
+
+
+class DotAlgorithm(NamedTuple):
+    """An explicit matrix-product algorithm (JAX's fields): the operand and accumulation types,
+    component counts and operation count. Accepted as a ``precision``; CPU products here are
+    computed at the full precision of their dtype."""
+
+    lhs_precision_type: object
+    rhs_precision_type: object
+    accumulation_type: object
+    lhs_component_count: int = 1
+    rhs_component_count: int = 1
+    num_primitive_operations: int = 1
+    allow_imprecise_accumulation: bool = False
+
+
 def check_precision(fname: str, precision) -> None:
     """A ``TypeError`` naming ``fname`` unless ``precision`` is None, a ``Precision`` (or
     its name), or a pair of them (one per operand)."""
@@ -35,7 +76,7 @@ def check_precision(fname: str, precision) -> None:
     if isinstance(precision, (tuple, list)) and len(precision) != 2:
         raise TypeError(f"{fname}: precision= takes None, a Precision or a pair of them, got {precision!r}")
     for p in items:
-        if p is None or isinstance(p, Precision):
+        if p is None or isinstance(p, (Precision, DotAlgorithmPreset, DotAlgorithm)):
             continue
         try:
             Precision(p)
@@ -44,4 +85,4 @@ def check_precision(fname: str, precision) -> None:
                             f"or a pair of them; got {precision!r}") from None
 
 
-__all__ = ["Precision", "check_precision"]
+__all__ = ["DotAlgorithm", "DotAlgorithmPreset", "Precision", "check_precision"]

@@ -15,6 +15,10 @@ def select(pred, on_true, on_false):  # noqa: F811 - the lax_api version, docume
 from funcgrad.core.prims.fft import FftType, fft  # noqa: F401,E402
 from funcgrad.lax import linalg  # noqa: F401,E402  (the submodule funcgrad.lax.linalg: JAX's signatures)
 from funcgrad.lax.basic import clamp, expand_dims, optimization_barrier, reciprocal, rsqrt, square, stop_gradient  # noqa: F401,E402
+
+# The rest of jax.lax's names (types, shapes, elementwise extras, general gather, collectives).
+from funcgrad.lax.collectives import *  # noqa: F401,F403,E402
+from funcgrad.lax.conv_shapes import *  # noqa: F401,F403,E402
 from funcgrad.lax.convolution import (  # noqa: F401,E402
     ConvDimensionNumbers,
     conv,
@@ -27,11 +31,15 @@ from funcgrad.lax.convolution import (  # noqa: F401,E402
 )
 from funcgrad.lax.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum  # noqa: F401,E402
 from funcgrad.lax.dot import Precision, dot, dot_general  # noqa: F401,E402  (JAX's precision keywords)
+from funcgrad.lax.elementwise_extras import *  # noqa: F401,F403,E402
+from funcgrad.lax.elementwise_extras import round  # noqa: F401,E402,A004  (JAX's rounding_method)
+from funcgrad.lax.gather_ops import gather, index_take  # noqa: F401,E402
 from funcgrad.lax.reduction import reduce  # noqa: F401,E402,A004
 from funcgrad.lax.scans import associative_scan, map  # noqa: F401,E402,A004
 from funcgrad.lax.scatter_ops import (  # noqa: F401,E402
     ScatterDimensionNumbers,
     scatter_add,
+    scatter_apply,  # noqa: F401,E402
     scatter_max,
     scatter_min,
     scatter_mul,
@@ -59,8 +67,10 @@ from funcgrad.lax.slicing import (  # noqa: F401,E402
 )
 from funcgrad.lax.solvers import custom_linear_solve, custom_root  # noqa: F401,E402
 from funcgrad.lax.sorting import sort, sort_key_val, top_k  # noqa: F401,E402
+from funcgrad.lax.structural import *  # noqa: F401,F403,E402
+from funcgrad.lax.types import *  # noqa: F401,F403,E402
 from funcgrad.lax.windowed import reduce_window  # noqa: F401,E402
-from funcgrad.transforms.collectives import all_gather, axis_index, pmax, pmean, pmin, psum  # noqa: F401,E402
+from funcgrad.transforms.collectives import all_gather, axis_index, axis_size, pmax, pmean, pmin, psum  # noqa: F401,E402
 
 
 def _primitive_handles() -> dict:

@@ -17,7 +17,8 @@ from typing import NamedTuple
 from funcgrad.core import lax_api as lax
 from funcgrad.lax import _util
 
-__all__ = ["ScatterDimensionNumbers", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max"]
+__all__ = ["ScatterDimensionNumbers", "scatter_add", "scatter_apply", "scatter_sub", "scatter_mul", "scatter_min",
+           "scatter_max"]
 
 
 class ScatterDimensionNumbers(NamedTuple):
@@ -103,3 +104,35 @@ def scatter_max(operand, scatter_indices, updates, dimension_numbers, *, indices
                 unique_indices=False, mode=None):
     """The maximum of ``operand`` and ``updates`` at the points ``scatter_indices`` select."""
     return _scatter("scatter_max", "max", operand, scatter_indices, updates, dimension_numbers, mode)
+
+
+def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(), indices_are_sorted=False,
+                  unique_indices=False, mode=None):
+    """``operand`` with ``func`` applied at the points ``scatter_indices`` select (``update_shape``
+    is the shape updates would have; a point selected ``n`` times gets ``func`` applied ``n``
+    times, as JAX's scatter does). ``func`` maps an array to one of the same shape and dtype,
+    elementwise (JAX traces it on scalars).
+
+    >>> dn = lax.ScatterDimensionNumbers((), (0,), (0,))
+    >>> lax.scatter_apply(np.ones(4), np.array([[1], [3], [3]]), lambda x: 2 * x, dn, update_shape=(3,))
+    Array([1., 2., 1., 4.])
+    """
+    import numpy as np
+
+    from funcgrad.transforms.control_flow import while_loop
+
+    op = _util.aval("scatter_apply", operand)
+    zeros = lax.broadcast_in_dim(np.zeros((), np.int64), op.shape, ())
+    ones = lax.broadcast_in_dim(np.ones((), np.int64), tuple(update_shape), ())
+    counts = _scatter("scatter_apply", "add", zeros, scatter_indices, ones, dimension_numbers, mode)
+    applied = lax.broadcast_in_dim(np.zeros((), np.int64), op.shape, ())
+    if unique_indices:
+        return lax.select(lax.gt(counts, applied), func(operand), operand)
+    most = lax.reduce_max(counts, tuple(range(op.ndim))) if op.ndim else counts
+
+    def body(carry):
+        k, x = carry
+        todo = lax.gt(counts, lax.broadcast_in_dim(k, op.shape, ()))
+        return lax.add(k, np.int64(1)), lax.select(todo, func(x), x)
+
+    return while_loop(lambda c: lax.lt(c[0], most), body, (np.int64(0), operand))[1]

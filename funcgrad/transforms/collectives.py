@@ -31,7 +31,7 @@ from funcgrad.core.primitive import Primitive, allow_missing, jvp_rules
 from funcgrad.core.trace import Tracer, get_aval_any
 from funcgrad.transforms.batching import BatchTracer, axis_env, collective_rules
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index"]
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size"]
 
 
 def _main_for(axis_name, fname):
@@ -279,3 +279,11 @@ def axis_index(axis_name):
     main = _main_for(axis_name, "axis_index")
     trace = main.trace()
     return BatchTracer(trace, np.arange(trace.axis_size, dtype=np.int32), 0)
+
+
+def axis_size(axis_name) -> int:
+    """The size of the vmap axis named ``axis_name`` (the product for a tuple of names)."""
+    size = 1
+    for name in _names(axis_name):
+        size *= _main_for(name, "axis_size").trace().axis_size
+    return size
