@@ -2,7 +2,7 @@
 promotion) and, as they land, structured control flow (cond, switch, while_loop,
 fori_loop, scan)."""
 from funcgrad.core.lax_api import *  # noqa: F401,F403
-from funcgrad.core.lax_api import abs, max, min, pow, round, slice  # noqa: F401,A004
+from funcgrad.core.lax_api import abs, max, min, pow, slice  # noqa: F401,A004
 from funcgrad.transforms.control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401,E402
 
 

@@ -99,7 +99,8 @@ def collapse(operand, start_dimension, stop_dimension=None):
     aval = _util.aval("collapse", operand)
     lo, hi, _ = slice(start_dimension, stop_dimension).indices(aval.ndim)
     if hi < lo:
-        raise ValueError(f"collapse: invalid dimension range [{start_dimension}:{stop_dimension}] for shape {aval.shape}")
+        raise ValueError(f"collapse: invalid dimension range [{start_dimension}:{stop_dimension}] for shape "
+                         f"{aval.shape}")
     return lax.reshape(operand, aval.shape[:lo] + (math.prod(aval.shape[lo:hi]),) + aval.shape[hi:])
 
 
@@ -112,7 +113,8 @@ def broadcast_shapes(*shapes):
     try:
         return tuple(np.broadcast_shapes(*(tuple(s) for s in shapes)))
     except ValueError:
-        raise ValueError(f"broadcast_shapes: incompatible shapes for broadcasting: {tuple(map(tuple, shapes))}") from None
+        raise ValueError(f"broadcast_shapes: incompatible shapes for broadcasting: "
+                         f"{tuple(map(tuple, shapes))}") from None
 
 
 def shape_as_value(shape):
@@ -164,12 +166,17 @@ def _approx_k(fname, operand, k, reduction_dimension, largest):
     ax = _util.axis(fname, reduction_dimension, aval.ndim, aval.shape, "reduction_dimension")
     last = aval.ndim - 1
     x = operand if ax == last else lax.transpose(operand, tuple(d for d in range(aval.ndim) if d != ax) + (ax,))
+    def flip(v):  # order-reversing and its own inverse (unsigned: max - v)
+        if aval.dtype.kind in "fi":
+            return lax.neg(v)
+        return lax.sub(lax.broadcast_in_dim(np.asarray(np.iinfo(aval.dtype).max, aval.dtype),
+                                            get_aval_any(v).shape, ()), v)
+
     if not largest:
-        x = lax.neg(x) if aval.dtype.kind in "fi" else lax.sub(np.asarray(np.iinfo(aval.dtype).max, aval.dtype), x)
+        x = flip(x)
     values, indices = top_k(x, k)
     if not largest:
-        values = lax.neg(values) if aval.dtype.kind in "fi" else lax.sub(np.asarray(np.iinfo(aval.dtype).max, aval.dtype),
-                                                                         values)
+        values = flip(values)
     if ax != last:
         back = tuple(range(ax)) + (last,) + tuple(range(ax, last))
         values, indices = lax.transpose(values, back), lax.transpose(indices, back)
