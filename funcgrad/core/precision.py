@@ -71,7 +71,9 @@ class DotAlgorithm(NamedTuple):
 
 def check_precision(fname: str, precision) -> None:
     """A ``TypeError`` naming ``fname`` unless ``precision`` is None, a ``Precision`` (or
-    its name), or a pair of them (one per operand)."""
+    its name), or a pair of them (one per operand), or a dot algorithm."""
+    if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+        return
     items = precision if isinstance(precision, (tuple, list)) else (precision,)
     if isinstance(precision, (tuple, list)) and len(precision) != 2:
         raise TypeError(f"{fname}: precision= takes None, a Precision or a pair of them, got {precision!r}")

@@ -34,6 +34,7 @@ from funcgrad.lax.dot import Precision, dot, dot_general  # noqa: F401,E402  (JA
 from funcgrad.lax.elementwise_extras import *  # noqa: F401,F403,E402
 from funcgrad.lax.elementwise_extras import round  # noqa: F401,E402,A004  (JAX's rounding_method)
 from funcgrad.lax.gather_ops import gather, index_take  # noqa: F401,E402
+from funcgrad.lax.misc import *  # noqa: F401,F403,E402
 from funcgrad.lax.reduction import reduce  # noqa: F401,E402,A004
 from funcgrad.lax.scans import associative_scan, map  # noqa: F401,E402,A004
 from funcgrad.lax.scatter_ops import (  # noqa: F401,E402

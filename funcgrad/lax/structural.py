@@ -166,9 +166,11 @@ def _approx_k(fname, operand, k, reduction_dimension, largest):
     ax = _util.axis(fname, reduction_dimension, aval.ndim, aval.shape, "reduction_dimension")
     last = aval.ndim - 1
     x = operand if ax == last else lax.transpose(operand, tuple(d for d in range(aval.ndim) if d != ax) + (ax,))
-    def flip(v):  # order-reversing and its own inverse (unsigned: max - v)
-        if aval.dtype.kind in "fi":
+    def flip(v):  # order-reversing and its own inverse (no overflow: ~v for signed, max - v unsigned)
+        if aval.dtype.kind == "f":
             return lax.neg(v)
+        if aval.dtype.kind == "i":
+            return lax.bitwise_not(v)
         return lax.sub(lax.broadcast_in_dim(np.asarray(np.iinfo(aval.dtype).max, aval.dtype),
                                             get_aval_any(v).shape, ()), v)
 
