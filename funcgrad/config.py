@@ -129,6 +129,15 @@ DEBUG_NANS = [False]
 DEBUG_INFS = [False]
 DEBUG_CHECKS = [False]
 JIT_SLOW_PATH = [False]
+# ``funcgrad.numpy``'s broadcasting and promotion read these (JAX's numpy_rank_promotion and
+# numpy_dtype_promotion): "allow"/"warn"/"raise" and "standard"/"strict".
+RANK_PROMOTION = ["allow"]
+DTYPE_PROMOTION = ["standard"]
+_CHOICES = {"jax_numpy_rank_promotion": (RANK_PROMOTION, ("allow", "warn", "raise")),
+            "jax_numpy_dtype_promotion": (DTYPE_PROMOTION, ("standard", "strict"))}
+PROMOTION_HOOKS: list = []  # called when either changes (funcgrad.numpy's eager fast path forgets its plans)
+_ENV_FLAGS = {"jax_log_compiles": LOG_COMPILES, "jax_explain_cache_misses": EXPLAIN_CACHE_MISSES,
+              "jax_enable_checks": DEBUG}
 
 JAX_FLAGS: dict[str, str] = {
     "jax_enable_x64": "always True: funcgrad computes in float64 by default (False warns and changes nothing)",
@@ -140,6 +149,12 @@ JAX_FLAGS: dict[str, str] = {
     "jax_platform_name": "'cpu' (the only platform)",
     "jax_platforms": "'cpu' (the only platform)",
     "jax_default_matmul_precision": "accepted and ignored: CPU products are always computed at full precision",
+    "jax_explain_cache_misses": f"the {EXPLAIN_CACHE_MISSES} switch",
+    "jax_enable_checks": f"the {DEBUG} switch: type-check every jaxpr a transform produces",
+    "jax_numpy_rank_promotion": "'allow' (default), 'warn' or 'raise' when funcgrad.numpy broadcasts operands "
+                                "of different ranks (scalars aside)",
+    "jax_numpy_dtype_promotion": "'standard' (default) or 'strict': funcgrad.numpy raises TypePromotionError "
+                                 "instead of promoting between different dtypes (weak Python scalars aside)",
 }
 _X64_DOC = "docs/guide/from-jax.md"
 _warned_x64 = [False]
@@ -181,8 +196,15 @@ def update(name: str, value) -> None:
         JIT_DISABLED[0] = bool(value)
     elif name in ("jax_debug_nans", "jax_debug_infs"):
         (DEBUG_NANS if name == "jax_debug_nans" else DEBUG_INFS)[0] = bool(value)
-    elif name == "jax_log_compiles":
-        os.environ[LOG_COMPILES] = "1" if value else "0"
+    elif name in _ENV_FLAGS:
+        os.environ[_ENV_FLAGS[name]] = "1" if value else "0"
+    elif name in _CHOICES:
+        state, allowed = _CHOICES[name]
+        if value not in allowed:
+            raise ValueError(f"config.update({name!r}, {value!r}): the value must be one of {allowed}")
+        state[0] = value
+        for hook in PROMOTION_HOOKS:
+            hook()
     elif name in ("jax_platform_name", "jax_platforms"):
         _values[name] = _platform(name, value)
     elif name == "jax_default_matmul_precision":
@@ -201,8 +223,10 @@ def read(name: str):
         return JIT_DISABLED[0]
     if name in ("jax_debug_nans", "jax_debug_infs"):
         return (DEBUG_NANS if name == "jax_debug_nans" else DEBUG_INFS)[0]
-    if name == "jax_log_compiles":
-        return flag(LOG_COMPILES)
+    if name in _ENV_FLAGS:
+        return flag(_ENV_FLAGS[name])
+    if name in _CHOICES:
+        return _CHOICES[name][0][0]
     if name in _values:
         return _values[name]
     raise UnknownConfigOption(f"config.read: unrecognized config option {name!r}; funcgrad knows "

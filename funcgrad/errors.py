@@ -13,6 +13,7 @@ __all__ = [
     "UnexpectedTracerError",
     "LoweringError",
     "UnsupportedDtypeError",
+    "TypePromotionError",
     "DataDependentShapeError",
     "NonConcreteBooleanIndexError",
     "ExportError",
@@ -66,3 +67,8 @@ class ImmutableArrayError(TypeError, ValueError):
     """An in-place change of a funcgrad value (``x[i] = v``, ``x.fill(0)``, ``out=x``): a
     ``TypeError`` as JAX raises, and a ``ValueError`` as NumPy raises for a read-only
     array, so code written for either catches it."""
+
+
+class TypePromotionError(ValueError):
+    """``funcgrad.numpy`` was asked to promote between different dtypes while
+    ``jax_numpy_dtype_promotion`` is ``"strict"`` (``funcgrad.numpy_dtype_promotion``)."""

@@ -24,7 +24,7 @@ MODULES = [
     "funcgrad.autograph", "funcgrad.config", "funcgrad.dask", "funcgrad.lax.linalg", "funcgrad.flatten_util",
     "funcgrad.example_libraries", "funcgrad.example_libraries.optimizers", "funcgrad.example_libraries.stax",
     "funcgrad.custom_derivatives", "funcgrad.typing", "funcgrad.extend", "funcgrad.extend.core",
-    "funcgrad.extend.core.primitives",
+    "funcgrad.extend.core.primitives", "funcgrad.dtypes", "funcgrad.dlpack", "funcgrad.version",
 ]
 
 

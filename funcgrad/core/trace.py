@@ -52,6 +52,7 @@ class _TraceState(threading.local):
     def __init__(self):
         self.stack: list[MainTrace] = [MainTrace(0, EvalTrace)]
         self.dynamic: MainTrace | None = None
+        self.compile_time_eval = False  # inside ensure_compile_time_eval(): constant ops run eagerly
 
 
 class Trace:
@@ -462,6 +463,8 @@ def bind(prim: Primitive, *args, **params):
             # hot path of every primal computation under jvp/grad/vmap.
             return _eager_bind(prim, args, params, True)
     elif dyn.level > top.level:
+        if top is _EVAL_MAIN and _state.compile_time_eval:  # no tracers: computed now
+            return _eager_bind(prim, args, params, True)
         top = dyn
     trace = top._trace or top.trace()
     if trace.handles_raw_args:
@@ -470,6 +473,19 @@ def bind(prim: Primitive, *args, **params):
     if prim.multiple_results:
         return [full_lower(o) for o in out]
     return full_lower(out)
+
+
+@contextmanager
+def ensure_compile_time_eval():
+    """Inside, an operation none of whose operands is traced is computed at once, even while
+    ``jit``/``make_jaxpr`` stage a program (JAX's ``ensure_compile_time_eval``): its result is
+    a concrete value Python code can branch on, and becomes a constant of the program."""
+    previous = _state.compile_time_eval
+    _state.compile_time_eval = True
+    try:
+        yield
+    finally:
+        _state.compile_time_eval = previous
 
 
 # Primitive.bind is the public spelling; install it here (primitive.py cannot import us).

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
+from funcgrad import config
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
 from funcgrad.core.array import Array
 from funcgrad.core.avals import ShapedArray, get_aval, is_python_scalar
 from funcgrad.core.fp_errors import restore, silence
 from funcgrad.core.trace import Tracer, dynamic_payload, is_eager
+from funcgrad.errors import TypePromotionError
 
 AxisError = np.exceptions.AxisError
 
@@ -230,8 +233,34 @@ def _prepare(fname: str, args):
 _dtype_cache: dict = {}
 
 
+def _check_strict(key) -> None:
+    """``jax_numpy_dtype_promotion="strict"``: two different strong dtypes do not promote."""
+    strong = {dt for dt, weak in key if not weak}
+    if len(strong) > 1:
+        names = ", ".join(sorted(np.dtype(d).name for d in strong))
+        raise TypePromotionError(f"Input dtypes ({names}) have no available implicit dtype promotion path when "
+                                 "jax_numpy_dtype_promotion='strict'. Convert explicitly (x.astype(...)) or "
+                                 "use funcgrad.numpy_dtype_promotion('standard')")
+
+
+def _check_rank_promotion(fname, shapes) -> None:
+    """``jax_numpy_rank_promotion``: warn about or refuse broadcasting between ranks."""
+    ranks = {len(s) for s in shapes if s}
+    if len(ranks) < 2:
+        return
+    shown = " ".join(str(tuple(s)) for s in shapes)
+    msg = (f"{fname}: operands could not be combined with shapes {shown} and with the config option "
+           f"jax_numpy_rank_promotion='{config.RANK_PROMOTION[0]}': add the leading axes explicitly "
+           "(x[None], reshape) or use funcgrad.numpy_rank_promotion('allow')")
+    if config.RANK_PROMOTION[0] == "raise":
+        raise ValueError(msg)
+    warnings.warn(msg, stacklevel=4)
+
+
 def _promoted_dtype(sigs) -> np.dtype:
     key = tuple([(s[0], s[1]) for s in sigs])
+    if config.DTYPE_PROMOTION[0] == "strict":
+        _check_strict(key)
     dt = _dtype_cache.get(key)
     if dt is None:
         dt = _dtype_cache[key] = dtypes.result_type(*key)[0]
@@ -255,6 +284,8 @@ def _broadcast_all(fname, args, shapes):
             break
     else:
         return args
+    if config.RANK_PROMOTION[0] != "allow":
+        _check_rank_promotion(fname, shapes)
     key = tuple(shapes)
     shape = _shape_cache.get(key)
     if shape is None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad import config
 from funcgrad.core import dtypes
 from funcgrad.core.array import Array, fresh_value
 from funcgrad.core.fp_errors import restore, silence
@@ -67,6 +68,8 @@ def _promoted(keys, inexact):
     sigs = [(_PY[k], True) if k in _PY else (k, False) for k in keys]
     if any(not w and d not in _SUPPORTED for d, w in sigs):
         return None
+    if config.DTYPE_PROMOTION[0] == "strict" and len({d for d, w in sigs if not w}) > 1:
+        return None  # the general path raises TypePromotionError
     dtype = dtypes.result_type(*sigs)[0]
     if inexact == "loop":
         dtype = dtypes.float_loop_dtype(dtype)
@@ -75,10 +78,29 @@ def _promoted(keys, inexact):
     return dtype
 
 
+# Every fast form's caches, emptied when funcgrad.numpy's promotion rules change
+# (``jax_numpy_rank_promotion`` / ``jax_numpy_dtype_promotion``): plan dicts, the
+# last-call caches and the native entries' plans.
+_CACHES: list = []
+
+
+def reset_plans() -> None:
+    """Forget every cached plan (the next calls decide again under the current rules)."""
+    for plans, last, cfg in _CACHES:
+        plans.clear()
+        last[:] = [None, None, None]
+        cfg[2] = None
+
+
+config.PROMOTION_HOOKS.append(reset_plans)
+
+
 def _plan(keys, inexact, choose):
     """(ufunc, converters, native plan) for operands of ``keys``, or False (take the
     general path). The native plan (``eager_native``: the ufunc and the dtypes) is None
     unless every operand is an array needing no conversion."""
+    if config.RANK_PROMOTION[0] != "allow":  # the general path checks each call's ranks
+        return False
     dtype = _promoted(keys, inexact)
     fn = None if dtype is None else choose(dtype)
     if fn is None:
@@ -114,6 +136,7 @@ def unary(slow, inexact, choose):
     function the general path ends in for the promoted ``dtype`` (or None)."""
     plans: dict = {}
     cfg = [None, eager_native.flags(True), None]
+    _CACHES.append((plans, [None, None, None], cfg))
 
     def fast(x, /):
         if _st.dynamic is None:
@@ -160,6 +183,7 @@ def binary(slow, inexact, choose):
     plans: dict = {}
     last = [None, None, None]  # (dtypes are interned: an identity check is a hit)
     cfg = [None, eager_native.flags(True), None]
+    _CACHES.append((plans, last, cfg))
 
     def fast(x1, x2, /):
         if _st.dynamic is None:
@@ -222,6 +246,7 @@ def where(slow):
     plans: dict = {}
     np_where = np.where
     cfg = [None, eager_native.flags(False), None]
+    _CACHES.append((plans, [None, None, None], cfg))
 
     def fast(condition, x=None, y=None, /, **kwargs):
         if kwargs:  # (size=/fill_value= of the one-argument form)

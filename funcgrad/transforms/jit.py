@@ -71,6 +71,7 @@ class _Interpreted:
 
 
 _executables = weakref.WeakSet()  # every live executable, for inspection and tests
+LIVE_JITTED = weakref.WeakSet()  # every live jitted function (funcgrad.clear_caches empties their caches)
 
 
 def _memo(closed: ClosedJaxpr) -> dict:
@@ -328,6 +329,7 @@ class JittedFunction:
         self._plans: dict = {}  # _walk_args key -> (exe.call, out_tree, single, leaf order)
         self._native_plans: list = []  # what the native __call__ tries first (lowering.native_entry)
         self._traces = 0  # times traced (each cache miss, and every call closing over tracers)
+        LIVE_JITTED.add(self)
 
     # -- argument handling ----------------------------------------------------------------
     def _split(self, args, kwargs):
