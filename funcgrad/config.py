@@ -131,6 +131,7 @@ DEBUG_CHECKS = [False]
 JIT_SLOW_PATH = [False]
 # ``funcgrad.numpy``'s broadcasting and promotion read these (JAX's numpy_rank_promotion and
 # numpy_dtype_promotion): "allow"/"warn"/"raise" and "standard"/"strict".
+NO_TRACING = [False]  # jax_no_tracing: a jitted function tracing raises (funcgrad.no_tracing)
 RANK_PROMOTION = ["allow"]
 DTYPE_PROMOTION = ["standard"]
 _CHOICES = {"jax_numpy_rank_promotion": (RANK_PROMOTION, ("allow", "warn", "raise")),
@@ -151,6 +152,7 @@ JAX_FLAGS: dict[str, str] = {
     "jax_default_matmul_precision": "accepted and ignored: CPU products are always computed at full precision",
     "jax_explain_cache_misses": f"the {EXPLAIN_CACHE_MISSES} switch",
     "jax_enable_checks": f"the {DEBUG} switch: type-check every jaxpr a transform produces",
+    "jax_no_tracing": "a jitted function that traces (a call with a new signature) raises RuntimeError",
     "jax_numpy_rank_promotion": "'allow' (default), 'warn' or 'raise' when funcgrad.numpy broadcasts operands "
                                 "of different ranks (scalars aside)",
     "jax_numpy_dtype_promotion": "'standard' (default) or 'strict': funcgrad.numpy raises TypePromotionError "
@@ -196,6 +198,8 @@ def update(name: str, value) -> None:
         JIT_DISABLED[0] = bool(value)
     elif name in ("jax_debug_nans", "jax_debug_infs"):
         (DEBUG_NANS if name == "jax_debug_nans" else DEBUG_INFS)[0] = bool(value)
+    elif name == "jax_no_tracing":
+        NO_TRACING[0] = bool(value)
     elif name in _ENV_FLAGS:
         os.environ[_ENV_FLAGS[name]] = "1" if value else "0"
     elif name in _CHOICES:
@@ -223,6 +227,8 @@ def read(name: str):
         return JIT_DISABLED[0]
     if name in ("jax_debug_nans", "jax_debug_infs"):
         return (DEBUG_NANS if name == "jax_debug_nans" else DEBUG_INFS)[0]
+    if name == "jax_no_tracing":
+        return NO_TRACING[0]
     if name in _ENV_FLAGS:
         return flag(_ENV_FLAGS[name])
     if name in _CHOICES:

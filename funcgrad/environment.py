@@ -24,7 +24,7 @@ from funcgrad.core.trace import ensure_compile_time_eval, get_aval_any
 __all__ = [
     "Device", "clear_caches", "copy_to_host_async", "debug_infs", "debug_nans", "default_device",
     "default_matmul_precision", "effects_barrier", "enable_checks", "enable_x64", "ensure_compile_time_eval",
-    "explain_cache_misses", "fwd_and_bwd", "host_count", "host_id", "host_ids", "log_compiles",
+    "explain_cache_misses", "fwd_and_bwd", "named_scope", "no_tracing", "host_count", "host_id", "host_ids", "log_compiles",
     "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info", "process_count", "process_index",
     "process_indices", "typeof",
 ]
@@ -75,6 +75,13 @@ def enable_x64(new_val: bool = True):
     return _flag("jax_enable_x64", bool(new_val))
 
 
+def no_tracing(new_val: bool = True):
+    """Context manager: a jitted function that would trace inside (its first call, or a new
+    signature of arguments) raises ``RuntimeError`` instead: checks a loop only reuses
+    compiled programs."""
+    return _flag("jax_no_tracing", bool(new_val))
+
+
 def default_matmul_precision(new_val=None):
     """Context manager for ``jax_default_matmul_precision`` (accepted; CPU products are
     computed at the full precision of their dtype)."""
@@ -102,6 +109,16 @@ def default_device(device):
     accepts that device (or None, or ``"cpu"``) and refuses any other."""
     if device is not None and device != "cpu" and device not in devices():
         raise ValueError(f"default_device: {device!r} is not a funcgrad device; the only one is {devices()[0]!r}")
+    yield
+
+
+@contextlib.contextmanager
+def named_scope(name: str):
+    """Context manager naming the operations staged inside (JAX adds ``name`` to the op
+    metadata XLA and profilers show). funcgrad's programs carry each operation's source line
+    instead and no scope names: the scope changes neither values nor programs."""
+    if not isinstance(name, str):
+        raise TypeError(f"named_scope: name must be a str, got {type(name).__name__}")
     yield
 
 

@@ -144,10 +144,19 @@ def nearest(cache_keys, key, label) -> tuple[int, list[str]]:
     return n, best or []
 
 
+def refuse_tracing(fname: str) -> None:
+    """Inside ``funcgrad.no_tracing()``: a jitted function that traced raises (its program is
+    not cached)."""
+    if config.NO_TRACING[0]:
+        raise RuntimeError(f"jit({fname}) traced its function inside no_tracing() (jax_no_tracing): a call with "
+                           "a new signature of arguments, or the first call")
+
+
 def log_trace(fname: str, cache_keys, key, label, traces: int) -> None:
     """Log a trace of ``jit(fname)`` for the signature ``key`` (the cache does not hold
     it), as the switches ask; ``traces``: how many times it has been traced, this one
     included."""
+    refuse_tracing(fname)
     log_compiles, explain = config.flag(config.LOG_COMPILES), config.flag(config.EXPLAIN_CACHE_MISSES)
     if not (log_compiles or (explain and traces > 1)):
         return
@@ -166,6 +175,7 @@ def log_trace(fname: str, cache_keys, key, label, traces: int) -> None:
 
 
 def log_uncached_trace(fname: str, traces: int) -> None:
+    refuse_tracing(fname)
     if config.flag(config.EXPLAIN_CACHE_MISSES) and traces > 1:
         _log(f"jit({fname}): tracing again (retrace {traces - 1}): it closes over values traced by an "
              "enclosing transform, so its program is not cached")
