@@ -66,5 +66,6 @@ __all__ = [
     "default_backend", "disable_jit", "named_call", "checkpoint_name", "checkpoint_policies", "custom_gradient",
     "closure_convert",
     "ops", "random", "scipy", "viz", "draw", "debug", "pure_callback", "io_callback", "export", "deserialize",
-    "autograph", "config", "custom_derivatives", "example_libraries", "flatten_util", "extend", "float0", "dlpack", "dtypes", "experimental", "stages", "version", *_environment_all,
+    "autograph", "config", "custom_derivatives", "example_libraries", "flatten_util",
+    "extend", "float0", "dlpack", "dtypes", "experimental", "stages", "version", *_environment_all,
 ]

@@ -24,7 +24,8 @@ from funcgrad.core.trace import ensure_compile_time_eval, get_aval_any
 __all__ = [
     "Device", "clear_caches", "copy_to_host_async", "debug_infs", "debug_nans", "default_device",
     "default_matmul_precision", "effects_barrier", "enable_checks", "enable_x64", "ensure_compile_time_eval",
-    "explain_cache_misses", "fwd_and_bwd", "named_scope", "no_tracing", "host_count", "host_id", "host_ids", "log_compiles",
+    "explain_cache_misses", "fwd_and_bwd", "named_scope", "no_tracing", "host_count", "host_id", "host_ids",
+    "log_compiles",
     "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info", "process_count", "process_index",
     "process_indices", "typeof",
 ]
