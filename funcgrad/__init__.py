@@ -48,14 +48,14 @@ from funcgrad import autograph  # noqa: F401,E402  (a callable module: fg.autogr
 from funcgrad import config, custom_derivatives, example_libraries, flatten_util, typing  # noqa: F401,E402  (typing: not in __all__, a star import must not shadow the standard library's)
 
 from funcgrad import dlpack, dtypes, experimental, stages, version  # noqa: F401,E402
-from funcgrad.environment import *  # noqa: F401,F403,E402  (configuration contexts, process queries, typeof, ...)
-from funcgrad.environment import __all__ as _environment_all  # noqa: E402
+from funcgrad._environment import *  # noqa: F401,F403,E402  (configuration contexts, process queries, typeof, ...)
+from funcgrad._environment import __all__ as _environment_all  # noqa: E402
 from funcgrad import extend  # noqa: F401,E402  (last: its primitive handles list every primitive declared)
 
 jacobian = jacrev  # as jax.jacobian
 
 
-__version__ = "0.1.0"
+from funcgrad.version import __version__  # noqa: E402,F401
 __all__ = [
     "Array", "errors", "lax", "tree_util", "numpy", "make_jaxpr", "check_jaxpr", "eval_jaxpr",
     "eval_closed_jaxpr", "jaxpr_as_fun", "ClosedJaxpr", "Jaxpr", "ShapedArray",
