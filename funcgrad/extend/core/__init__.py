@@ -11,7 +11,7 @@ a list. The handles are ``funcgrad.lax.<name>_p`` and ``primitives.<name>_p``.
 >>> from funcgrad.extend import core
 >>> closed = fg.make_jaxpr(lambda x: x * 2.0)(3.0)
 >>> eqn = closed.jaxpr.eqns[0]
->>> eqn.primitive.name, type(eqn.invars[1]) is core.Literal, eqn.invars[1].val
+>>> eqn.primitive.name, type(eqn.invars[1]) is core.Literal, float(eqn.invars[1].val)
 ('mul', True, 2.0)
 """
 from __future__ import annotations
