@@ -47,7 +47,7 @@ from funcgrad.export import deserialize  # noqa: F401,E402
 from funcgrad import autograph  # noqa: F401,E402  (a callable module: fg.autograph(f))
 from funcgrad import config, custom_derivatives, example_libraries, flatten_util, typing  # noqa: F401,E402  (typing: not in __all__, a star import must not shadow the standard library's)
 
-from funcgrad import dlpack, dtypes, experimental, image, stages, version  # noqa: F401,E402
+from funcgrad import custom_batching, dlpack, dtypes, experimental, image, stages, version  # noqa: F401,E402
 from funcgrad._environment import *  # noqa: F401,F403,E402  (configuration contexts, process queries, typeof, ...)
 from funcgrad._environment import __all__ as _environment_all  # noqa: E402
 from funcgrad import extend  # noqa: F401,E402  (last: its primitive handles list every primitive declared)
@@ -67,5 +67,5 @@ __all__ = [
     "closure_convert",
     "ops", "random", "scipy", "viz", "draw", "debug", "pure_callback", "io_callback", "export", "deserialize",
     "autograph", "config", "custom_derivatives", "example_libraries", "flatten_util",
-    "extend", "float0", "dlpack", "dtypes", "experimental", "image", "stages", "version", *_environment_all,
+    "extend", "float0", "custom_batching", "dlpack", "dtypes", "experimental", "image", "stages", "version", *_environment_all,
 ]

@@ -179,8 +179,19 @@ def test_primitive_handles_are_the_primitives_themselves():
     assert list(core.subjaxprs(closed.jaxpr)) == inner
 
 
-def test_a_new_primitive_through_extend():
-    cube_p = core.Primitive("test_extend_cube")
+@pytest.fixture
+def cube_p():
+    """A primitive declared by a test, removed again (the rule-coverage test lists them all)."""
+    from funcgrad.core.primitive import PRIMITIVES, RULE_TABLES
+
+    prim = core.Primitive("test_extend_cube")
+    yield prim
+    del PRIMITIVES[prim.name]
+    for table in RULE_TABLES.values():
+        table.pop(prim, None)
+
+
+def test_a_new_primitive_through_extend(cube_p):
     cube_p.def_impl(lambda x: np.asarray(x) ** 3)
     cube_p.def_abstract_eval(lambda aval: aval)
     np.testing.assert_allclose(cube_p.bind(np.array([1.0, 2.0])), [1.0, 8.0])

@@ -56,7 +56,7 @@ def test_primitive_count_stays_small():
     families = {
         "linalg": {"cholesky", "triangular_solve", "lu", "eigh", "qr", "svd", "eig"},
         "special": {"erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma"},
-        "calls": {"jit_call", "custom_jvp_call", "custom_vjp_call", "checkpoint_call", "custom_lin"},
+        "calls": {"jit_call", "custom_jvp_call", "custom_vjp_call", "checkpoint_call", "custom_lin", "custom_vmap_call"},
         "control": {"cond", "while", "scan"},
         "tape": {"while_tape", "tape_apply", "tape_split", "tape_zip", "tape_empty"},
         "collectives": {"psum", "pmax", "pmin", "all_gather"},
@@ -65,7 +65,7 @@ def test_primitive_count_stays_small():
     extra = set().union(*families.values())
     core = sorted(set(PRIMITIVES) - extra)
     assert len(core) <= 86, core
-    assert len(PRIMITIVES) <= 118, sorted(PRIMITIVES)
+    assert len(PRIMITIVES) <= 119, sorted(PRIMITIVES)
 
 
 # --- family helpers take parameters, never test names (DESIGN 2.2) ----------------------------

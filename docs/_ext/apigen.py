@@ -25,7 +25,7 @@ MODULES = [
     "funcgrad.example_libraries", "funcgrad.example_libraries.optimizers", "funcgrad.example_libraries.stax",
     "funcgrad.custom_derivatives", "funcgrad.typing", "funcgrad.extend", "funcgrad.extend.core",
     "funcgrad.extend.core.primitives", "funcgrad.dtypes", "funcgrad.dlpack", "funcgrad.version",
-    "funcgrad.stages", "funcgrad.image",
+    "funcgrad.stages", "funcgrad.image", "funcgrad.custom_batching",
 ]
 
 

@@ -1,5 +1,5 @@
 """Call-like primitives: ``jit_call``, ``custom_jvp_call``, ``custom_vjp_call``,
-``checkpoint_call`` and ``custom_lin``.
+``checkpoint_call``, ``custom_vmap_call`` and ``custom_lin``.
 
 Each runs a body: a staged closed jaxpr (``jaxpr_params``) or, for the custom-rule
 calls and ``custom_lin``, Python functions held in their params. Only the declaration
@@ -78,6 +78,8 @@ def _call_primitive(name):
 custom_jvp_call_p = _call_primitive("custom_jvp_call")
 custom_vjp_call_p = _call_primitive("custom_vjp_call")
 checkpoint_call_p = _call_primitive("checkpoint_call")
+# ``custom_batching.custom_vmap``: the function, and its vmap rule in the params (``rule``).
+custom_vmap_call_p = _call_primitive("custom_vmap_call")
 
 
 # --- custom_lin: a linear map given by a forward function and its transpose ---------------
