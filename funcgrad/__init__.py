@@ -67,5 +67,6 @@ __all__ = [
     "closure_convert",
     "ops", "random", "scipy", "viz", "draw", "debug", "pure_callback", "io_callback", "export", "deserialize",
     "autograph", "config", "custom_derivatives", "example_libraries", "flatten_util",
-    "extend", "float0", "custom_batching", "dlpack", "dtypes", "experimental", "image", "stages", "version", *_environment_all,
+    "extend", "float0", "custom_batching", "dlpack", "dtypes", "experimental", "image", "stages", "version",
+    *_environment_all,
 ]
