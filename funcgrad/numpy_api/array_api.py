@@ -14,7 +14,8 @@ from funcgrad.numpy_api import elementwise as _ew
 from funcgrad.numpy_api import reductions as _red
 from funcgrad.numpy_api._util import asarray, aval_of, check_arraylike, shape_of
 
-__all__ = ["__array_api_version__", "__array_namespace_info__", "acos", "asin", "atan", "atan2", "acosh", "asinh", "atanh", "pow", "astype", "vecdot", "matvec", "vecmat"]
+__all__ = ["__array_api_version__", "__array_namespace_info__",
+           "acos", "asin", "atan", "atan2", "acosh", "asinh", "atanh", "pow", "astype", "vecdot", "matvec", "vecmat"]
 
 acos = _ew.arccos
 asin = _ew.arcsin

@@ -17,7 +17,8 @@ from funcgrad.core.avals import is_python_scalar
 from funcgrad.core.trace import Tracer
 from funcgrad.numpy_api._util import asarray
 
-__all__ = ["finfo", "iinfo", "result_type", "promote_types", "can_cast", "isdtype", "broadcast_shapes", "isscalar", "iterable"]
+__all__ = ["finfo", "iinfo",
+           "result_type", "promote_types", "can_cast", "isdtype", "broadcast_shapes", "isscalar", "iterable"]
 
 
 def _dtype_and_weak(x):

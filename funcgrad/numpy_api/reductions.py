@@ -437,9 +437,7 @@ def _check_sort_args(fname, kind, order):
 
 def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """Sorted copy along ``axis`` (``None``: flattened); NaNs last. Always stable.
-
-    ``descending=True`` (the array API's and JAX's keyword) gives the reverse order,
-    NaNs first."""
+    ``descending=True`` (the array API's and JAX's keyword): the reverse, NaNs first."""
     _check_sort_args("sort", kind, order)
     x = _arg("sort", a)
     if axis is None:
