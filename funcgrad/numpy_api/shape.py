@@ -491,7 +491,8 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     d = diagonal(a, offset, axis1, axis2)
     aval = aval_of(d)
     if dtype is None:
-        acc = {"b": np.dtype(np.int64), "i": np.dtype(np.int64), "u": np.dtype(np.uint64)}.get(aval.dtype.kind, aval.dtype)
+        acc = {"b": np.dtype(np.int64), "i": np.dtype(np.int64), "u": np.dtype(np.uint64)}.get(
+            aval.dtype.kind, aval.dtype)
     else:
         acc = dtypes.canonicalize(dtype, what="trace dtype")
     last = (aval.ndim - 1,)
