@@ -122,8 +122,12 @@ def test_where_forms():
 def test_clip_bound_keywords():
     x = np.array([-2.0, 0.0, 2.0])
     np.testing.assert_array_equal(fnp.clip(x, min=-1.0), [-1.0, 0.0, 2.0])
+    np.testing.assert_array_equal(fnp.clip(x, a_max=1.0), [-2.0, 0.0, 1.0])  # NumPy's keywords
+    np.testing.assert_array_equal(fnp.clip(a=x, min=0.0, max=1.0), [0.0, 0.0, 1.0])
     with pytest.raises(TypeError, match="a_min and min"):
-        fnp.clip(x, -1.0, min=-1.0)
+        fnp.clip(x, a_min=-1.0, min=-1.0)
+    with pytest.raises(TypeError, match="pass the array once"):
+        fnp.clip(x, a=x)
 
 
 def test_round_rejects_bool_decimals():

@@ -161,6 +161,23 @@ class Array(np.ndarray):
         """Eager results are always ready (JAX's asynchronous-dispatch API)."""
         return self
 
+    def __array_namespace__(self, *, api_version=None):
+        """The Python array API namespace of funcgrad's values: ``funcgrad.numpy``
+        (standard 2024.12; ``api_version`` may name it or an earlier one)."""
+        return hooks["namespace"](api_version)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        # A read-only buffer can only be shared under DLPack >= 1.0, which has a read-only
+        # flag; an older consumer gets a copy, unless it asked for none (``copy=False``).
+        try:
+            return _ndarray.__dlpack__(unwrap(self), stream=stream, max_version=max_version,
+                                       dl_device=dl_device, copy=copy)
+        except BufferError:
+            if copy is False or self.flags.writeable:
+                raise
+            return _ndarray.__dlpack__(np.array(self, copy=True), stream=stream, max_version=max_version,
+                                       dl_device=dl_device, copy=None)
+
     def copy(self, order="C"):
         """A plain, writeable NumPy copy (it belongs to the caller)."""
         return np.array(self, order=order, copy=True)

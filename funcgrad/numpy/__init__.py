@@ -36,7 +36,6 @@ globals().update(_dtypes.NARROW_TYPES)
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 dtype = _np.dtype
-finfo, iinfo = _np.finfo, _np.iinfo
 issubdtype = _np.issubdtype
 floating, integer, number = _np.floating, _np.integer, _np.number
 inexact, signedinteger, unsignedinteger = _np.inexact, _np.signedinteger, _np.unsignedinteger

@@ -30,6 +30,12 @@ def is_arraylike(x) -> bool:
     return isinstance(x, (np.ndarray, np.generic, Tracer)) or is_python_scalar(x)
 
 
+def check_device(fname, device):
+    """Creation functions take the array API's ``device=``: funcgrad computes on the CPU."""
+    if device is not None and device != "cpu" and getattr(device, "platform", None) != "cpu":
+        raise ValueError(f"{fname}: funcgrad runs on the CPU only, got device={device!r}")
+
+
 def check_arraylike(fname: str, *args) -> None:
     """Reject non-array arguments (strings, None, objects) with a clear TypeError."""
     for i, x in enumerate(args):

@@ -14,7 +14,8 @@ from funcgrad.numpy_api import elementwise as _ew
 from funcgrad.numpy_api import reductions as _red
 from funcgrad.numpy_api._util import asarray, aval_of, check_arraylike, shape_of
 
-__all__ = ["acos", "asin", "atan", "atan2", "acosh", "asinh", "atanh", "pow", "astype", "vecdot", "matvec", "vecmat"]
+__all__ = ["__array_api_version__", "__array_namespace_info__",
+           "acos", "asin", "atan", "atan2", "acosh", "asinh", "atanh", "pow", "astype", "vecdot", "matvec", "vecmat"]
 
 acos = _ew.arccos
 asin = _ew.arcsin
@@ -24,6 +25,81 @@ acosh = _ew.arccosh
 asinh = _ew.arcsinh
 atanh = _ew.arctanh
 pow = _ew.power  # noqa: A001 - the array API's name
+
+# The version of the Python array API standard funcgrad.numpy follows.
+__array_api_version__ = "2024.12"
+_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+
+def namespace(api_version=None):
+    """``x.__array_namespace__(api_version=...)``: ``funcgrad.numpy`` for every version
+    up to the one it follows."""
+    if api_version is not None and api_version not in _API_VERSIONS:
+        raise ValueError(f"__array_namespace__: funcgrad.numpy follows the array API standard "
+                         f"{__array_api_version__}; api_version={api_version!r} is not one of {_API_VERSIONS}")
+    import funcgrad.numpy as fnp  # (the public module, which imports this one)
+
+    return fnp
+
+
+_KINDS = {
+    "bool": ("b",), "signed integer": ("i",), "unsigned integer": ("u",), "integral": ("i", "u"),
+    "real floating": ("f",), "complex floating": ("c",), "numeric": ("i", "u", "f", "c"),
+}
+
+
+class _NamespaceInfo:
+    """What ``funcgrad.numpy`` supports, as the array API's inspection object reports it."""
+
+    __module__ = "funcgrad.numpy"
+
+    def capabilities(self):
+        """Boolean-mask indexing and functions with data-dependent output shapes (``unique``,
+        ``nonzero``) work eagerly; under ``jit`` they need a static size, as in JAX."""
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
+
+    def default_device(self):
+        """``"cpu"``: funcgrad computes on the CPU."""
+        return "cpu"
+
+    def devices(self):
+        """The devices funcgrad computes on: ``["cpu"]``."""
+        return ["cpu"]
+
+    def default_dtypes(self, *, device=None):
+        """NumPy's defaults: float64, complex128, int64 (for integers and indices)."""
+        _check_device(device)
+        return {"real floating": np.dtype(np.float64), "complex floating": np.dtype(np.complex128),
+                "integral": np.dtype(np.int64), "indexing": np.dtype(np.int64)}
+
+    def dtypes(self, *, device=None, kind=None):
+        """The supported dtypes by name, all or of ``kind`` (a kind name or a tuple of them)."""
+        _check_device(device)
+        if kind is None:
+            kinds = ("b", "i", "u", "f", "c")
+        else:
+            names = (kind,) if isinstance(kind, str) else tuple(kind)
+            bad = [k for k in names if k not in _KINDS]
+            if bad:
+                raise ValueError(f"__array_namespace_info__().dtypes: unknown kind {bad[0]!r}; "
+                                 f"kinds are {sorted(_KINDS)}")
+            kinds = tuple(c for k in names for c in _KINDS[k])
+        return {dt.name: dt for dt in dtypes.SUPPORTED if dt.kind in kinds}
+
+
+def _check_device(device):
+    if device not in (None, "cpu"):
+        raise ValueError(f"__array_namespace_info__: funcgrad runs on the CPU only, got device={device!r}")
+
+
+def __array_namespace_info__():
+    """The array API's inspection object for ``funcgrad.numpy`` (``capabilities``,
+    ``default_device``, ``default_dtypes``, ``devices``, ``dtypes``).
+
+    >>> fnp.__array_namespace_info__().default_dtypes()["real floating"]
+    dtype('float64')
+    """
+    return _NamespaceInfo()
 
 
 def astype(x, dtype, /, *, copy=False, device=None):

@@ -56,12 +56,13 @@ def _shape(shape, fname) -> tuple:
 
 
 # --- array / asarray -----------------------------------------------------------------------
-def asarray(a, dtype=None, order=None, copy=None):
+def asarray(a, dtype=None, order=None, copy=None, *, device=None):
     """Convert ``a`` to an array (an ``ndarray`` eagerly, the tracer itself under tracing).
 
     >>> fnp.asarray([1, 2], dtype=fnp.float32)
     Array([1., 2.], dtype=float32)
     """
+    _util.check_device("asarray", device)
     x = _util.asarray(a, dtype, fname="asarray")
     if isinstance(x, np.generic):  # numpy.asarray(np.float64(1)) is a 0-d ndarray
         x = np.asarray(x)
@@ -81,13 +82,14 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0):  # noqa: A002 - N
 
 
 # --- filled arrays ---------------------------------------------------------------------------
-def full(shape, fill_value, dtype=None):
+def full(shape, fill_value, dtype=None, *, device=None):
     """An array of ``shape`` filled with ``fill_value`` (a scalar or a broadcastable array).
 
     >>> fnp.full((2, 2), 7)
     Array([[7, 7],
            [7, 7]])
     """
+    _util.check_device("full", device)
     shape = _shape(shape, "full")
     _util.check_arraylike("full", fill_value)
     fill = _util.asarray(fill_value, fname="full")
@@ -100,18 +102,21 @@ def full(shape, fill_value, dtype=None):
     return lax.broadcast_to_rank(lax.convert_element_type(fill, dtype), shape)
 
 
-def zeros(shape, dtype=None):
+def zeros(shape, dtype=None, *, device=None):
     """Zeros of ``shape`` (default dtype float64)."""
+    _util.check_device("zeros", device)
     return _util.full(_shape(shape, "zeros"), 0, _dtype(dtype, "zeros", dtypes.float64))
 
 
-def ones(shape, dtype=None):
+def ones(shape, dtype=None, *, device=None):
     """Ones of ``shape`` (default dtype float64)."""
+    _util.check_device("ones", device)
     return _util.full(_shape(shape, "ones"), 1, _dtype(dtype, "ones", dtypes.float64))
 
 
-def empty(shape, dtype=None):
+def empty(shape, dtype=None, *, device=None):
     """Like ``zeros``: funcgrad never hands out uninitialised memory."""
+    _util.check_device("empty", device)
     return _util.full(_shape(shape, "empty"), 0, _dtype(dtype, "empty", dtypes.float64))
 
 
@@ -123,23 +128,27 @@ def _like(fname, a, fill_value, dtype, shape):
     return full(shape, fill_value, dtype)
 
 
-def zeros_like(a, dtype=None, shape=None):
+def zeros_like(a, dtype=None, shape=None, *, device=None):
     """Zeros with the shape and dtype of ``a`` (either may be overridden)."""
+    _util.check_device("zeros_like", device)
     return _like("zeros_like", a, 0, dtype, shape)
 
 
-def ones_like(a, dtype=None, shape=None):
+def ones_like(a, dtype=None, shape=None, *, device=None):
     """Ones with the shape and dtype of ``a`` (either may be overridden)."""
+    _util.check_device("ones_like", device)
     return _like("ones_like", a, 1, dtype, shape)
 
 
-def empty_like(a, dtype=None, shape=None):
+def empty_like(a, dtype=None, shape=None, *, device=None):
     """Like ``zeros_like`` (no uninitialised memory)."""
+    _util.check_device("empty_like", device)
     return _like("empty_like", a, 0, dtype, shape)
 
 
-def full_like(a, fill_value, dtype=None, shape=None):
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     """``fill_value`` with the shape and dtype of ``a``; ``fill_value`` may be traced."""
+    _util.check_device("full_like", device)
     return _like("full_like", a, fill_value, dtype, shape)
 
 
@@ -165,7 +174,7 @@ def _static_number(x, fname, argname):
     raise TypeError(f"{fname}: {argname} must be a number, got {type(x).__name__}")
 
 
-def arange(start, stop=None, step=None, dtype=None):
+def arange(start, stop=None, step=None, dtype=None, *, device=None):
     """Evenly spaced values in ``[start, stop)``, like ``numpy.arange``.
 
     The length is ``ceil((stop - start) / step)``; values are ``start + i * delta``
@@ -175,6 +184,7 @@ def arange(start, stop=None, step=None, dtype=None):
     >>> fnp.arange(5, 0, -2)
     Array([5, 3, 1])
     """
+    _util.check_device("arange", device)
     if stop is None:
         start, stop = 0, start
     if step is None:
@@ -208,7 +218,7 @@ def arange(start, stop=None, step=None, dtype=None):
     return lax.convert_element_type(out, dtype)
 
 
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     """``num`` evenly spaced samples from ``start`` to ``stop``, like ``numpy.linspace``.
 
     Computed as NumPy does: ``start + arange(num) * step`` with
@@ -220,6 +230,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     >>> fnp.linspace(0.0, 1.0, 5)
     Array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
+    _util.check_device("linspace", device)
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
@@ -287,8 +298,9 @@ def _diag_mask(n, m, k, fname, cmp=lax.eq):
     return cmp(lax.add(rows, _util.full((n, m), k, dtypes.int64)), cols)
 
 
-def eye(N, M=None, k=0, dtype=None):
+def eye(N, M=None, k=0, dtype=None, *, device=None):
     """Ones on the ``k``-th diagonal of an ``N x M`` matrix (default dtype float64)."""
+    _util.check_device("eye", device)
     N = operator.index(N)
     M = N if M is None else operator.index(M)
     k = operator.index(k)
@@ -384,14 +396,14 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     """Coordinate arrays from 1-d coordinate vectors, like ``numpy.meshgrid``.
 
     ``indexing='xy'`` (default) swaps the first two output axes, ``'ij'`` does not.
-    Returns a tuple (NumPy 2 does too).
+    Returns a list, as JAX and the array API standard do (NumPy 2 returns a tuple).
     """
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     _util.check_arraylike("meshgrid", *xi)
     xs = [_util.asarray(x, fname="meshgrid") for x in xi]
     if _eager(*xs):
-        return tuple(np.meshgrid(*xs, copy=copy, sparse=sparse, indexing=indexing))
+        return list(np.meshgrid(*xs, copy=copy, sparse=sparse, indexing=indexing))
     xs = [lax.reshape(x, (aval_of(x).size,)) for x in xs]
     sizes = [aval_of(x).shape[0] for x in xs]
     ndim = len(xs)
@@ -405,4 +417,4 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
             out.append(lax.reshape(x, tuple(s if i == d else 1 for i, s in enumerate(sizes))))
         else:
             out.append(lax.broadcast_in_dim(x, tuple(sizes), (d,)))
-    return tuple(out)
+    return out

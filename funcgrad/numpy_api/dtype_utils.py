@@ -4,7 +4,8 @@
 ``result_type`` applies funcgrad's promotion, which is NumPy 2's with *weak* Python
 scalars (``result_type(float32_array, 1.0)`` is float32), to arrays, traced values
 (whose weak flag it reads) and dtypes alike; it is the dtype the elementwise functions
-give. (``finfo``, ``iinfo``, ``dtype`` and ``issubdtype`` are NumPy's own.)
+give. ``finfo`` and ``iinfo`` take arrays and traced values too, and give the array API's
+fields as Python numbers. (``dtype`` and ``issubdtype`` are NumPy's own.)
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from funcgrad.core.avals import is_python_scalar
 from funcgrad.core.trace import Tracer
 from funcgrad.numpy_api._util import asarray
 
-__all__ = ["result_type", "promote_types", "can_cast", "isdtype", "broadcast_shapes", "isscalar", "iterable"]
+__all__ = ["finfo", "iinfo",
+           "result_type", "promote_types", "can_cast", "isdtype", "broadcast_shapes", "isscalar", "iterable"]
 
 
 def _dtype_and_weak(x):
@@ -32,6 +34,72 @@ def _dtype_and_weak(x):
         return np.dtype(x), False
     except TypeError:
         raise TypeError(f"result_type: {x!r} is neither an array, a scalar nor a dtype") from None
+
+
+def _dtype_arg(fname, x) -> np.dtype:
+    if isinstance(x, Tracer):
+        return x.aval.dtype
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.dtype
+    try:
+        return np.dtype(x)
+    except TypeError:
+        raise TypeError(f"{fname}: expected a dtype or an array, got {x!r}") from None
+
+
+class _Info:
+    """NumPy's ``finfo``/``iinfo`` fields, with the array API's as Python numbers."""
+
+    _fields: tuple = ()
+
+    def __getattr__(self, name):  # the rest of NumPy's fields (nmant, precision, ...)
+        return getattr(self._np, name)
+
+    def __repr__(self):
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
+        return f"{type(self).__name__}({fields}, dtype={self.dtype})"
+
+
+class finfo(_Info):  # noqa: N801 - NumPy's name
+    """Machine limits of a floating dtype (or of an array's dtype), as ``numpy.finfo``,
+    with ``bits`` an int and ``eps``, ``max``, ``min``, ``smallest_normal``, ``tiny`` and
+    ``resolution`` Python floats, as the array API standard asks. For a complex dtype, the
+    limits of its real part.
+
+    >>> fnp.finfo(np.float32).eps
+    1.1920928955078125e-07
+    """
+
+    _fields = ("bits", "eps", "max", "min", "smallest_normal", "resolution")
+
+    def __init__(self, dtype):
+        dt = _dtype_arg("finfo", dtype)
+        if dt.kind not in "fc":
+            raise ValueError(f"finfo: expected a floating or complex dtype, got {dt}")
+        self._np = info = np.finfo(dt)
+        self.bits, self.dtype = int(info.bits), info.dtype
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.smallest_normal = self.tiny = float(info.smallest_normal)
+        self.resolution = float(info.resolution)
+
+
+class iinfo(_Info):  # noqa: N801 - NumPy's name
+    """Machine limits of an integer dtype (or of an array's dtype), as ``numpy.iinfo``,
+    with ``bits``, ``max`` and ``min`` Python ints.
+
+    >>> fnp.iinfo(np.uint8).max
+    255
+    """
+
+    _fields = ("bits", "min", "max")
+
+    def __init__(self, int_type):
+        dt = _dtype_arg("iinfo", int_type)
+        if dt.kind not in "iu":
+            raise ValueError(f"iinfo: expected an integer dtype, got {dt}")
+        self._np = info = np.iinfo(dt)
+        self.bits, self.dtype = int(info.bits), info.dtype
+        self.min, self.max = int(info.min), int(info.max)
 
 
 def result_type(*arrays_and_dtypes):

@@ -645,12 +645,19 @@ def fmin(x1, x2, /):
     return lax.min(lax.select(lax.ne(x1, x1), x2, x1), lax.select(lax.ne(x2, x2), x1, x2))
 
 
-def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 - NumPy's names
-    """Limit ``a`` to ``[a_min, a_max]``: ``minimum(maximum(a, a_min), a_max)``.
+def clip(x=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  # noqa: A002 - NumPy's names
+    """Limit ``x`` to ``[min, max]``: ``minimum(maximum(x, min), max)``.
 
-    Either bound may be None (NumPy 2's ``min=``/``max=`` keywords work too). All given
-    arguments promote together, so ``clip(int_array, 0.5, 1.5)`` is float64.
+    Either bound may be None. The signature is the array API's and JAX's
+    (``clip(x, /, min, max)``); NumPy's keywords ``a=``, ``a_min=``, ``a_max=`` work too.
+    All given arguments promote together, so ``clip(int_array, 0.5, 1.5)`` is float64.
     """
+    if a is not None:
+        if x is not None:
+            raise TypeError("clip: pass the array once, as the first argument or as a=")
+        x = a
+    if x is None:
+        raise TypeError("clip: missing the array to clip (the first argument)")
     if min is not None:
         if a_min is not None:
             raise TypeError("clip: pass only one of a_min and min")
@@ -659,6 +666,7 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 - NumP
         if a_max is not None:
             raise TypeError("clip: pass only one of a_max and max")
         a_max = max
+    a = x
     bounds = [b for b in (a_min, a_max) if b is not None]
     a, *bounds = promote_args("clip", a, *bounds)
     if a_min is not None:

@@ -206,7 +206,9 @@ def nextafter(x1, x2, /):
     out = lax.select(lax.bitwise_or(lax.ne(x1, x1), lax.ne(x2, x2)), _const(x1, np.nan), out)
     # the result is x1 to within one ulp: let derivatives follow x1 (where it is finite)
     base = lax.select(lax.is_finite(x1), x1, zero)
-    return _out(lax.add(base, _stop(lax.sub(out, base))))
+    res = lax.add(base, _stop(lax.sub(out, base)))
+    # (exact but for a zero's sign: 0.0 + -0.0 is 0.0, and nextafter(0.0, -0.0) is -0.0)
+    return _out(lax.select(lax.eq(out, zero), lax.copysign(res, out), res))
 
 
 def spacing(x, /):

@@ -412,7 +412,8 @@ def vecdot(x1, x2, /, *, axis=-1):
         raise ValueError(f"vecdot: shapes {s1} and {s2} differ along axis {axis} ({n1} != {n2})")
     if aval_of(x1).dtype.kind == "c":  # NumPy's (and JAX's) vecdot conjugates x1
         x1 = lax.conj(x1)
-    return _red.sum(_ew.multiply(x1, x2), axis=axis)
+    prod = _ew.multiply(x1, x2)  # summed in its own dtype, as NumPy's (uint8 stays uint8)
+    return _red.sum(prod, axis=axis, dtype=aval_of(prod).dtype)
 
 
 def svdvals(x, /):

@@ -350,7 +350,11 @@ def install() -> None:
     Tracer.__array_ufunc__ = _array_ufunc
     Tracer.__array_function__ = _array_function
     Tracer.__hash__ = None
-    _array.hooks.update(getitem=_traced_getitem, at=_at, is_tracer=lambda x: isinstance(x, Tracer))
+    from funcgrad.numpy_api.array_api import namespace
+
+    Tracer.__array_namespace__ = lambda self, *, api_version=None: namespace(api_version)
+    _array.hooks.update(getitem=_traced_getitem, at=_at, is_tracer=lambda x: isinstance(x, Tracer),
+                        namespace=namespace)
     import funcgrad.numpy_api as api  # (being imported: its names are bound by now)
 
     names = [*api.MODULES, "linalg"]

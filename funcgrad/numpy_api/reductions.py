@@ -435,19 +435,24 @@ def _check_sort_args(fname, kind, order):
         raise ValueError(f"{fname}: sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
 
 
-def sort(a, axis=-1, kind=None, order=None, *, stable=None):
-    """Sorted copy along ``axis`` (``None``: flattened); NaNs last. Always stable."""
+def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    """Sorted copy along ``axis`` (``None``: flattened); NaNs last. Always stable.
+    ``descending=True`` (the array API's and JAX's keyword): the reverse, NaNs first."""
     _check_sort_args("sort", kind, order)
     x = _arg("sort", a)
     if axis is None:
         x, axis = _flatten(x), 0
     else:
         axis = _util.canonicalize_axis(axis, _util.aval_of(x).ndim, "sort")
-    return lax.sort([x], axis, num_keys=1)[0]
+    out = lax.sort([x], axis, num_keys=1)[0]
+    return lax.rev(out, (axis,)) if descending else out
 
 
-def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """Indices (int64) that sort ``a`` along ``axis``; stable, NaNs last.
+
+    ``descending=True`` sorts from largest to smallest (NaNs first), still stable: equal
+    elements keep their order.
 
     >>> fnp.argsort(np.array([3., 1., 2.]))
     Array([1, 2, 0])
@@ -455,6 +460,10 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     _check_sort_args("argsort", kind, order)
     x = _arg("argsort", a)
     x, axis = _single_axis("argsort", x, axis)
+    if descending:  # stable: sort the reversed array ascending, then map the positions back
+        n = _util.shape_of(x)[axis]
+        rev = argsort(lax.rev(x, (axis,)), axis)
+        return lax.sub(_util.full(_util.shape_of(x), n - 1, _i64), lax.rev(rev, (axis,)))
     idx = lax.iota(_i64, _util.shape_of(x), axis)
     return lax.sort([x, idx], axis, num_keys=1)[1]
 

@@ -335,10 +335,11 @@ def broadcast_to(array, shape):
 
 
 def broadcast_arrays(*args):
-    """The arguments broadcast against each other; returns a tuple, like NumPy 2."""
+    """The arguments broadcast against each other; returns a list, as JAX and the array
+    API standard do (NumPy 2 returns a tuple)."""
     xs = [array_arg(a, "broadcast_arrays") for a in args]
     shp = broadcast_shapes("broadcast_arrays", *[shape_of(x) for x in xs])
-    return tuple(lax.broadcast_to_rank(x, shp) for x in xs)
+    return [lax.broadcast_to_rank(x, shp) for x in xs]
 
 
 # --- reordering ---------------------------------------------------------------------------
@@ -484,12 +485,14 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    """Sum along a diagonal; bool and small ints accumulate in int64, like ``numpy.sum``."""
+    """Sum along a diagonal; bool and signed ints accumulate in int64, unsigned ints in
+    uint64, like ``numpy.sum``."""
     check_out("trace", out)
     d = diagonal(a, offset, axis1, axis2)
     aval = aval_of(d)
     if dtype is None:
-        acc = np.dtype(np.int64) if aval.dtype.kind in "biu" else aval.dtype
+        acc = {"b": np.dtype(np.int64), "i": np.dtype(np.int64), "u": np.dtype(np.uint64)}.get(
+            aval.dtype.kind, aval.dtype)
     else:
         acc = dtypes.canonicalize(dtype, what="trace dtype")
     last = (aval.ndim - 1,)
