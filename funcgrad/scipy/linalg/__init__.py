@@ -4,7 +4,7 @@
 
 >>> from funcgrad.scipy import linalg
 >>> linalg.expm(np.array([[0.0, 1.0], [0.0, 0.0]]))
-array([[1., 1.],
+Array([[1., 1.],
        [0., 1.]])
 
 Also the structured matrices (``circulant``, ``hankel``, ``companion``, ``pascal``,

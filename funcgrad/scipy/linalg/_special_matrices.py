@@ -203,7 +203,8 @@ def convolution_matrix(a, n, mode="full"):
     >>> convolution_matrix(np.array([1.0, 2.0]), 3)
     Array([[1., 0., 0.],
            [2., 1., 0.],
-           [0., 2., 1.]])
+           [0., 2., 1.],
+           [0., 0., 2.]])
     """
     a = _vec("convolution_matrix", a)
     if mode not in ("full", "same", "valid"):

@@ -214,7 +214,7 @@ def stft(x, fs=1.0, window="hann", nperseg=256, noverlap=None, nfft=None, detren
 
     >>> f, t, z = stft(np.ones(16), nperseg=8)
     >>> z.shape
-    (5, 3)
+    (5, 5)
     """
     return _spectral("stft", x, None, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, "spectrum", axis,
                      "stft", boundary, padded)

@@ -157,7 +157,7 @@ def fresnel(x):
 
     >>> s, c = fresnel(1.0)
     >>> round(float(s), 12), round(float(c), 12)
-    (0.438259147391, 0.779893400377)
+    (0.43825914739, 0.779893400377)
     """
     s = in_float64("fresnel", lambda x: _fresnel(x)[0], x)
     c = in_float64("fresnel", lambda x: _fresnel(x)[1], x)
