@@ -171,3 +171,10 @@ def test_float32_and_jit():
 ])
 def test_grads_against_finite_differences(fn, args):
     check_grads(fn, args, order=1)
+
+
+def test_vmap_matches_elementwise():
+    x = np.array([0.2, 0.5, -3.0])
+    for fn in [lambda v: fs.hyp2f1(1.5, 0.5, 3.2, v), lambda v: fs.hyp1f1(1.5, 0.5, v), lambda v: fs.wofz(v + 1j),
+               lambda v: fs.owens_t(v, 0.7), lambda v: fs.expn(2.0, v * v + 0.1)]:
+        _close(fg.vmap(fn)(x), fn(x), rtol=1e-15)
