@@ -137,12 +137,25 @@ def test_istft_axes_and_roundtrip():
     np.testing.assert_allclose(rt[:, :64], m, atol=1e-12)
 
 
+@pytest.mark.parametrize("window", ["hann", "hamming", "blackman", "nuttall", "blackmanharris", "flattop", "bartlett",
+                                    "triang", "cosine", "bohman", "boxcar", ("kaiser", 8.6), ("tukey", 0.3),
+                                    ("tukey", 1.0), ("gaussian", 3.0), ("general_hamming", 0.6)])
+def test_windows_match_scipy(window):
+    x = RNG.normal(size=100)
+    for n in [5, 8, 17]:
+        _close(fs.welch(x, window=window, nperseg=n), ss.welch(x, window=window, nperseg=n))
+    _, _, z = ss.stft(x, window=window, nperseg=16)
+    _close(fs.istft(z, window=window, nperseg=16), ss.istft(z, window=window, nperseg=16))
+
+
 def test_spectral_jit_and_grad():
     x = RNG.normal(size=64)
     np.testing.assert_allclose(fg.jit(lambda x: fs.welch(x, nperseg=16)[1])(x), ss.welch(x, nperseg=16)[1], atol=1e-12)
     check_grads(lambda x: fs.welch(x, nperseg=16)[1], (x,), order=1)
     check_grads(lambda x: fs.istft(fs.stft(x, nperseg=8)[2], nperseg=8)[1], (x[:24],), order=1)
     with pytest.raises(ValueError, match="window"):
-        fs.welch(x, window="kaiser")
+        fs.welch(x, window="kaiser")  # (needs its beta)
+    with pytest.raises(ValueError, match="window"):
+        fs.welch(x, window="dpss")
     with pytest.raises(ValueError, match="noverlap"):
         fs.welch(x, nperseg=8, noverlap=8)

@@ -7,11 +7,13 @@ scale ('density': ``1 / (fs sum w^2)``, 'spectrum': ``1 / (sum w)^2``; square ro
 the STFT), and for the one-sided PSD double every bin but DC (and Nyquist when ``nfft``
 is even). ``istft`` is the weighted overlap-add with the squared-window normalisation.
 
-Windows: the names 'hann' (default), 'hamming', 'blackman', 'bartlett' and
-'boxcar'/'rectangular'/'ones' in SciPy's periodic (DFT-even) form, or an array of
-length ``nperseg``; other SciPy window names raise ``ValueError`` (JAX defers them to
-SciPy, which funcgrad does not depend on). Everything is a composite, so ``grad``,
-``vmap`` and ``jit`` apply.
+Windows: a name or ``(name, parameter)`` tuple of ``_windows`` ('hann', the default,
+'hamming', 'blackman', 'nuttall', 'blackmanharris', 'flattop', 'bartlett', 'triang',
+'cosine', 'bohman', 'boxcar'; ``('kaiser', beta)``, ``('tukey', alpha)``, ``('gaussian',
+std)``, ``('general_hamming', alpha)``) in SciPy's periodic (DFT-even) form, or an array of
+length ``nperseg``; other SciPy window names raise ``ValueError`` (JAX hands them to SciPy,
+which funcgrad does not depend on). Everything is a composite, so ``grad``, ``vmap`` and
+``jit`` apply.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.numpy_api import _util
 from funcgrad.numpy_api._util import asarray, canonicalize_axis, check_arraylike, shape_of
+from funcgrad.scipy.signal._windows import periodic_window
 
 __all__ = ["detrend", "stft", "istft", "csd", "welch"]
 
@@ -63,21 +66,8 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
 
 
 def _window(fname, window, nperseg, dtype):
-    if isinstance(window, str):
-        k = np.arange(nperseg) * (2 * np.pi / nperseg)  # periodic: the window of nperseg + 1 without its last point
-        table = {
-            "hann": lambda: 0.5 - 0.5 * np.cos(k), "hanning": lambda: 0.5 - 0.5 * np.cos(k),
-            "hamming": lambda: 0.54 - 0.46 * np.cos(k),
-            "blackman": lambda: 0.42 - 0.5 * np.cos(k) + 0.08 * np.cos(2 * k),
-            "bartlett": lambda: 1.0 - np.abs(2.0 * np.arange(nperseg) / nperseg - 1.0),
-            "boxcar": lambda: np.ones(nperseg), "rectangular": lambda: np.ones(nperseg),
-            "ones": lambda: np.ones(nperseg),
-        }
-        if window not in table:
-            raise ValueError(f"{fname}: unknown window {window!r}; use 'hann', 'hamming', 'blackman', 'bartlett', "
-                             f"'boxcar' or an array of length nperseg")
-        w = table[window]() if nperseg > 1 else np.ones(nperseg)
-        return fnp.asarray(w.astype(dtype))
+    if isinstance(window, (str, tuple)):
+        return fnp.asarray(periodic_window(fname, window, nperseg).astype(dtype))
     check_arraylike(fname, window)
     w = asarray(window, fname=fname)
     if len(shape_of(w)) != 1:
@@ -89,7 +79,7 @@ def _window(fname, window, nperseg, dtype):
 
 def _segments_setup(fname, window, nperseg, noverlap, nfft, length):
     """(nperseg, noverlap, nfft) as SciPy's ``_triage_segments`` and checks decide them."""
-    if not isinstance(window, str):
+    if not isinstance(window, (str, tuple)):
         n_win = len(np.shape(window))
         if n_win != 1:
             raise ValueError(f"{fname}: window must be 1-d, got shape {np.shape(window)}")
