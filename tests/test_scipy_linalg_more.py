@@ -175,3 +175,13 @@ def test_solve_sylvester(method):
     np.testing.assert_allclose(fg.jit(lambda a, b, c: fl.solve_sylvester(a, b, c, method=method))(a, b, c), x, atol=1e-12)
     assert np.all(np.isnan(fl.solve_sylvester(np.eye(2), -np.eye(2), np.ones((2, 2)), method=method)))
     check_grads(lambda c: fl.solve_sylvester(a, b, c, method=method), (c,), order=1)
+
+
+def test_float32_stays_float32():
+    a = RNG.normal(size=(4, 4)).astype(np.float32)
+    for method in ["schur", "eigen"]:
+        x = fl.solve_sylvester(a, a.T, a, method=method)
+        assert x.dtype == np.float32
+        np.testing.assert_allclose(a @ x + x @ a.T, a, atol=1e-3)
+    assert fl.schur(a)[0].dtype == np.float32 and fl.hessenberg(a).dtype == np.float32
+    assert fl.polar(a)[1].dtype == np.float32 and fl.circulant(a[0]).dtype == np.float32

@@ -159,3 +159,13 @@ def test_spectral_jit_and_grad():
         fs.welch(x, window="dpss")
     with pytest.raises(ValueError, match="noverlap"):
         fs.welch(x, nperseg=8, noverlap=8)
+
+
+def test_float32_stays_float32():
+    x = RNG.normal(size=64).astype(np.float32)
+    for got, want in [(fs.welch(x, nperseg=16)[1], ss.welch(x, nperseg=16)[1]), (fs.detrend(x, bp=[9]), ss.detrend(x, bp=[9])),
+                      (fs.stft(x, nperseg=16)[2], ss.stft(x, nperseg=16)[2]),
+                      (fs.convolve(x, x[:3]), ss.convolve(x, x[:3])), (fs.csd(x, x[::-1], nperseg=8)[1],
+                                                                          ss.csd(x, x[::-1], nperseg=8)[1])]:
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5)

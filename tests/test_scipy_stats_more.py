@@ -158,3 +158,10 @@ def test_mode_rankdata_sem():
         fst.rankdata(a, nan_policy="omit")
     with pytest.raises(ValueError, match="method"):
         fst.rankdata(a, "bad")
+
+
+def test_float32_stays_float32():
+    x = np.random.default_rng(3).normal(size=20).astype(np.float32)
+    assert fst.sem(x).dtype == np.float32 and fst.gaussian_kde(x).pdf(x[:2]).dtype == np.float32
+    assert fst.truncnorm.logpdf(x, np.float32(-1), np.float32(1)).dtype == np.float32
+    assert fst.gumbel_l.cdf(x).dtype == np.float32 and fst.vonmises.pdf(x, np.float32(2)).dtype == np.float32

@@ -237,7 +237,7 @@ def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
             rhs = F[..., :, k]
             for j in range(k):
                 rhs = rhs - S[..., j, k][..., None] * cols[j]
-            shifted = R + S[..., k, k][..., None, None] * np.eye(m)
+            shifted = R + S[..., k, k][..., None, None] * np.eye(m, dtype=aval_of(R).dtype)
             cols.append(solve_triangular(shifted, rhs[..., None])[..., 0])
         Y = fnp.stack(cols, axis=-1)
         X = fnp.matmul(Uq, fnp.matmul(Y, _mH(V)))

@@ -57,7 +57,7 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
         if length == 1:
             pieces.append(fnp.zeros_like(seg))  # (one point: the fitted line passes through it)
             continue
-        t = np.arange(length, dtype=np.float64) - (length - 1) / 2.0
+        t = (np.arange(length, dtype=np.float64) - (length - 1) / 2.0).astype(fnp.result_type(seg))
         centred = seg - fnp.mean(seg, axis=-1, keepdims=True)
         slope = fnp.sum(centred * t, axis=-1, keepdims=True) / float(np.sum(t * t))
         pieces.append(centred - slope * t)
@@ -186,7 +186,7 @@ def _spectral(fname, x, y, fs, window, nperseg, noverlap, nfft, detrend_type, re
         double[1:] = 2.0
         if nfft % 2 == 0:
             double[-1] = 1.0
-        res = res * double
+        res = res * double.astype(real_dtype)
     time = np.arange(nperseg / 2, shape_of(x)[-1] - nperseg / 2 + 1, step) / fs
     if boundary is not None:
         time = time - (nperseg / 2) / fs

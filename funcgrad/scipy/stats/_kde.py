@@ -81,7 +81,7 @@ class gaussian_kde:
             factor = bw_method(self)
         else:
             factor = bw_method
-        cov = fnp.atleast_2d(fnp.cov(data, rowvar=True, bias=False, aweights=w))
+        cov = fnp.atleast_2d(fnp.cov(data, rowvar=True, bias=False, aweights=w)).astype(fnp.result_type(data))
         self.covariance = cov * factor**2
         self.inv_cov = fnp.linalg.inv(cov) / factor**2
 

@@ -9,6 +9,7 @@ traceable): a NaN is a value unequal to every other (``mode``), or turns its who
 slice to NaN (``rankdata``, ``sem``)."""
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -135,4 +136,4 @@ def sem(a, axis=0, ddof=1, nan_policy="propagate", *, keepdims=False):
     if axis is None:
         a, axis = fnp.ravel(a), 0
     n = shape_of(a)[canonicalize_axis(axis, max(len(shape_of(a)), 1), "sem")] if shape_of(a) else 1
-    return fnp.std(a, axis=axis, ddof=ddof, keepdims=keepdims) / np.sqrt(n)
+    return fnp.std(a, axis=axis, ddof=ddof, keepdims=keepdims) / math.sqrt(n)
