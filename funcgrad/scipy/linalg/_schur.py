@@ -117,6 +117,17 @@ def schur(a, output="real"):
     return fnp.where(keep | sub, t, fnp.zeros((), dtype)), z
 
 
+def _block_indicators(n, m, dtype):
+    """0/1 matrices of the 2x2 block at rows/columns (m-1, m): its entries (0,0), (0,1),
+    (1,0), (1,1), and the identity outside the block."""
+    ind = np.zeros((4, n, n), dtype)
+    for k, (i, j) in enumerate([(m - 1, m - 1), (m - 1, m), (m, m - 1), (m, m)]):
+        ind[k, i, j] = 1
+    outside = np.eye(n, dtype=dtype)
+    outside[m - 1, m - 1] = outside[m, m] = 0
+    return ind, outside
+
+
 def rsf2csf(T, Z, check_finite=True):
     """Convert a real Schur form ``(T, Z)`` (``schur(a, 'real')``) to the complex one: each
     2x2 block is triangularised by a complex Givens rotation, as SciPy's algorithm; a block
@@ -145,17 +156,15 @@ def rsf2csf(T, Z, check_finite=True):
             mu0 = (a - d) / 2 + fnp.sqrt(((a - d) / 2) ** 2 + b * c)  # an eigenvalue of the block, minus d
             r = fnp.sqrt(fnp.abs(mu0) ** 2 + fnp.abs(c) ** 2)
             r = fnp.where(rotate, r, 1.0)
-            cs = fnp.where(rotate, mu0 / r, 1.0)
-            sn = fnp.where(rotate, c / r, 0.0)
-            g = fnp.stack([fnp.stack([fnp.conj(cs), sn], -1), fnp.stack([-sn, cs], -1)], -2)  # (..., 2, 2)
-            gh = _mH(g)
-            rows = fnp.matmul(g, T[..., m - 1:m + 1, m - 1:])
-            T = fnp.concatenate([T[..., :m - 1, :], fnp.concatenate([T[..., m - 1:m + 1, :m - 1], rows], -1),
-                                 T[..., m + 1:, :]], axis=-2)
-            cols = fnp.matmul(T[..., :m + 1, m - 1:m + 1], gh)
-            T = fnp.concatenate([T[..., :m - 1], fnp.concatenate([cols, T[..., m + 1:, m - 1:m + 1]], -2),
-                                 T[..., m + 1:]], axis=-1)
-            Z = fnp.concatenate([Z[..., :m - 1], fnp.matmul(Z[..., m - 1:m + 1], gh), Z[..., m + 1:]], axis=-1)
+            cs = fnp.where(rotate, mu0 / r, 1.0)[..., None, None]
+            sn = fnp.where(rotate, c / r, 0.0)[..., None, None]
+            # The rotation as an n x n unitary G (identity outside rows/columns m-1, m): the
+            # rows it mixes are zero left of m-1 and the columns zero below m (SciPy's
+            # slices), so G T G^H is the same update as three small products.
+            ind, outside = _block_indicators(n, m, cdt)
+            g = outside + fnp.conj(cs) * ind[0] + sn * ind[1] - sn * ind[2] + cs * ind[3]
+            T = fnp.matmul(g, fnp.matmul(T, _mH(g)))
+            Z = fnp.matmul(Z, _mH(g))
             T = fnp.where(np.eye(n, k=-1, dtype=bool) & (np.arange(n) == m)[:, None], 0.0, T)
     return T, Z
 
@@ -177,23 +186,21 @@ def funm(A, func, disp=True):
         raise ValueError(f"funm: A must be a square matrix, got shape {shape_of(A)}")
     T, Z = schur(A, "complex")
     n = shape_of(T)[-1]
-    fd = fnp.asarray(func(fnp.diagonal(T))).astype(aval_of(T).dtype)
-    F = [[None] * n for _ in range(n)]
-    for i in range(n):
-        F[i][i] = fd[i]
+    dtype = aval_of(T).dtype
+    diag = fnp.diagonal(T)
+    Fm = fnp.asarray(func(diag)).astype(dtype) * np.eye(n, dtype=dtype)
+    den = diag[None, :] - diag[:, None]  # T[j, j] - T[i, i]
+    zero_den = den == 0
+    safe_den = fnp.where(zero_den, 1.0, den)
     minden = fnp.abs(T[0, 0]) if n else fnp.zeros((), np.float64)
     with np.errstate(all="ignore"):
         for p in range(1, n):
-            for i in range(n - p):
-                j = i + p
-                s = T[i, j] * (F[j][j] - F[i][i])
-                for k in range(i + 1, j):
-                    s = s + T[i, k] * F[k][j] - F[i][k] * T[k, j]
-                den = T[j, j] - T[i, i]
-                F[i][j] = fnp.where(den != 0, s / fnp.where(den != 0, den, 1.0), s)
-                minden = fnp.minimum(minden, fnp.abs(den))
-    zero = fnp.zeros((), aval_of(T).dtype)
-    Fm = fnp.stack([fnp.stack([F[i][j] if j >= i else zero for j in range(n)]) for i in range(n)]) if n else T
+            # Superdiagonal p at once: with it still zero in F, the recurrence's
+            # T[i,j] (F[j,j] - F[i,i]) + sum_{i<k<j} (T[i,k] F[k,j] - F[i,k] T[k,j]) is (T F - F T)[i,j].
+            on_p = np.eye(n, k=p, dtype=bool)
+            s_ = fnp.matmul(T, Fm) - fnp.matmul(Fm, T)
+            Fm = Fm + fnp.where(on_p, fnp.where(zero_den, s_, s_ / safe_den), 0.0)
+            minden = fnp.minimum(minden, fnp.min(fnp.where(on_p, fnp.abs(den), np.inf)))
     Fm = fnp.matmul(Z, fnp.matmul(Fm, _mH(Z)))
     if disp:
         return Fm
@@ -232,14 +239,13 @@ def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
         R, Uq = schur(A, "complex")
         S, V = schur(B, "complex")
         F = fnp.matmul(_mH(Uq), fnp.matmul(C.astype(cdt), V))
-        cols = []
+        Y = fnp.zeros_like(F)
         for k in range(n):
-            rhs = F[..., :, k]
-            for j in range(k):
-                rhs = rhs - S[..., j, k][..., None] * cols[j]
+            # Columns >= k of Y are still zero, so Y S[:, k] sums the solved ones, j < k.
+            rhs = F[..., :, k] - fnp.matmul(Y, S[..., :, k][..., None])[..., 0]
             shifted = R + S[..., k, k][..., None, None] * np.eye(m, dtype=aval_of(R).dtype)
-            cols.append(solve_triangular(shifted, rhs[..., None])[..., 0])
-        Y = fnp.stack(cols, axis=-1)
+            y = solve_triangular(shifted, rhs[..., None])  # (..., m, 1)
+            Y = Y + y * (np.arange(n) == k)
         X = fnp.matmul(Uq, fnp.matmul(Y, _mH(V)))
         la, lb = fnp.diagonal(R, axis1=-2, axis2=-1), fnp.diagonal(S, axis1=-2, axis2=-1)
     else:
