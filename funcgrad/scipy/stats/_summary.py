@@ -1,8 +1,8 @@
 """Sample statistics of ``jax.scipy.stats``: ``mode``, ``rankdata``, ``sem``.
 
 All three work along one axis (``axis=None``: the flattened array) by sorting: ``mode``
-and ``rankdata`` find the runs of equal values in the sorted data with cumulative
-maxima (no data-dependent shapes, so they trace and compile), ``sem`` is
+and ``rankdata`` find the runs of equal values in the sorted data with cumulative sums
+and a sort (no data-dependent shapes, so they trace and compile), ``sem`` is
 ``std(a, ddof) / sqrt(n)``. As JAX, only ``nan_policy='propagate'`` is implemented
 ('omit' raises NotImplementedError, 'raise' raises as SciPy on concrete NaN input is not
 traceable): a NaN is a value unequal to every other (``mode``), or turns its whole
@@ -15,7 +15,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad import lax
 from funcgrad.numpy_api._util import asarray, canonicalize_axis, check_arraylike, shape_of
 
 __all__ = ["ModeResult", "mode", "rankdata", "sem"]
@@ -47,13 +46,21 @@ def _to_last(fname, a, axis):
     return fnp.moveaxis(a, axis, -1), axis
 
 
-def _run_starts(s):
-    """For sorted ``s`` along the last axis: (True where a run of equal values starts,
-    the index of each element's run start)."""
-    n = shape_of(s)[-1]
-    new = fnp.concatenate([fnp.ones(shape_of(s)[:-1] + (1,), bool), s[..., 1:] != s[..., :-1]], axis=-1)
-    idx = fnp.broadcast_to(np.arange(n), shape_of(s))
-    return new, lax.cummax(fnp.where(new, idx, 0), axis=len(shape_of(s)) - 1)
+def _runs(s):
+    """For ``s`` sorted along the last axis, the runs of equal values (a NaN is a run of its
+    own): (True where a run starts, each element's run start index, its run's last index).
+    Cumulative sums and a sort, not a running maximum: ``jit`` compiles them in time
+    independent of the length."""
+    shape = shape_of(s)
+    n = shape[-1]
+    idx = fnp.broadcast_to(np.arange(n), shape)
+    ones = fnp.ones(shape[:-1] + (1,), bool)
+    new = fnp.concatenate([ones, s[..., 1:] != s[..., :-1]], axis=-1)
+    last = fnp.concatenate([s[..., 1:] != s[..., :-1], ones], axis=-1)
+    run = fnp.cumsum(new, axis=-1) - 1  # each element's run number
+    starts = fnp.sort(fnp.where(new, idx, n), axis=-1)  # run r starts at starts[r]
+    ends = fnp.sort(fnp.where(last, idx, n), axis=-1)
+    return new, fnp.take_along_axis(starts, run, -1), fnp.take_along_axis(ends, run, -1)
 
 
 def mode(a, axis=0, nan_policy="propagate", keepdims=False):
@@ -71,7 +78,7 @@ def mode(a, axis=0, nan_policy="propagate", keepdims=False):
         res = ModeResult(fnp.full(shape, np.nan), fnp.zeros(shape, np.int64))
     else:
         s = fnp.sort(x, axis=-1)
-        _, start = _run_starts(s)
+        _, start, _ = _runs(s)
         running = fnp.broadcast_to(np.arange(n), shape_of(s)) - start + 1  # position within the run
         best = fnp.argmax(running, axis=-1)  # the first run to reach the largest count: the smallest value
         res = ModeResult(fnp.take_along_axis(s, best[..., None], -1)[..., 0],
@@ -98,22 +105,16 @@ def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
         raise ValueError(f"rankdata: unknown method {method!r}; use one of {_RANK_METHODS}")
     _policy("rankdata", nan_policy)
     x, ax = _to_last("rankdata", a, axis)
-    shape = shape_of(x)
-    n = shape[-1]
     order = fnp.argsort(x, axis=-1, stable=True)
     s = fnp.take_along_axis(x, order, -1)
-    idx = fnp.broadcast_to(np.arange(n), shape)
     inv = fnp.argsort(order, axis=-1)  # the sorted position of each element
     if method == "ordinal":
         ranks = inv + 1
     else:
-        new, start = _run_starts(s)
+        new, start, last = _runs(s)
         if method == "dense":
             sorted_rank = fnp.cumsum(new, axis=-1)
         else:
-            ends = fnp.concatenate([s[..., 1:] != s[..., :-1], fnp.ones(shape[:-1] + (1,), bool)], axis=-1)
-            last = n - 1 - lax.cummax(fnp.flip(fnp.where(ends, n - 1 - idx, 0), -1), axis=len(shape) - 1)
-            last = fnp.flip(last, -1)
             lo, hi = start + 1, last + 1
             sorted_rank = {"min": lo, "max": hi, "average": (lo + hi) / 2.0}[method]
         ranks = fnp.take_along_axis(sorted_rank, inv, -1)
