@@ -13,7 +13,8 @@ MODULES = [
     "funcgrad.example_libraries.stax", "funcgrad.custom_derivatives", "funcgrad.typing", "funcgrad.config",
     "funcgrad.scipy", "funcgrad.scipy.special", "funcgrad.scipy.stats", "funcgrad.scipy.stats.norm",
     "funcgrad.scipy.stats.multivariate_normal", "funcgrad.scipy.linalg", "funcgrad.scipy.optimize",
-    "funcgrad.scipy.integrate", "funcgrad.scipy.signal", "funcgrad.debug", "funcgrad.errors",
+    "funcgrad.scipy.integrate", "funcgrad.scipy.signal", "funcgrad.scipy.interpolate", "funcgrad.scipy.spatial",
+    "funcgrad.scipy.spatial.transform", "funcgrad.debug", "funcgrad.errors",
     "funcgrad.experimental.ode",
 ]
 

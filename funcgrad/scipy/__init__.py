@@ -1,2 +1,2 @@
 """``funcgrad.scipy``: SciPy-compatible functions built on funcgrad primitives."""
-from funcgrad.scipy import integrate, linalg, optimize, signal, special, stats  # noqa: F401
+from funcgrad.scipy import integrate, interpolate, linalg, optimize, signal, spatial, special, stats  # noqa: F401

@@ -25,25 +25,43 @@ Conventions and deviations from SciPy (by design):
   the maximum, like SciPy.
 - ``gammaln(-inf)`` is ``inf`` (SciPy gives ``-inf``).
 
-Modules, by family: ``error`` (erf, erfc, erfinv, erfcx, ndtr, log_ndtr, ndtri),
+Modules, by family: ``error`` (erf, erfc, erfinv, erfcx, ndtr, log_ndtr, ndtri, owens_t),
 ``gamma_family`` (gammaln, digamma, polygamma, gamma, rgamma, beta, betaln, multigammaln,
-factorial, comb), ``incomplete`` (gammainc, gammaincc, betainc), ``hurwitz`` (zeta), ``bessel``
-(i0, i0e, i1, i1e), ``expint`` (expi, exp1), ``basic`` (expit, logit, xlogy, xlog1py,
-entr, kl_div, rel_entr, sinc), ``reductions`` (logsumexp, softmax, log_softmax). Each
-module's docstring gives its algorithms and accuracy.
+factorial, comb, gammasgn, loggamma, poch), ``incomplete`` (gammainc, gammaincc, betainc),
+``hurwitz`` (zeta, bernoulli), ``bessel`` (i0, i0e, i1, i1e, bessel_jn), ``expint`` (expi,
+exp1, expn, sici, spence), ``faddeeva`` (wofz, dawsn, fresnel), ``hypergeometric``
+(hyp1f1, hyp2f1), ``spherical`` (sph_harm_y), ``basic`` (expit, logit, xlogy, xlog1py,
+entr, kl_div, rel_entr, sinc, boxcox, boxcox1p), ``reductions`` (logsumexp, softmax,
+log_softmax). Each module's docstring gives its algorithms and accuracy.
 """
-from funcgrad.scipy.special import basic, bessel, error, expint, gamma_family, hurwitz, incomplete, reductions
+from funcgrad.scipy.special import (
+    basic,
+    bessel,
+    error,
+    expint,
+    faddeeva,
+    gamma_family,
+    hurwitz,
+    hypergeometric,
+    incomplete,
+    reductions,
+    spherical,
+)
 from funcgrad.scipy.special.basic import *  # noqa: F401,F403
 from funcgrad.scipy.special.bessel import *  # noqa: F401,F403
 from funcgrad.scipy.special.error import *  # noqa: F401,F403
 from funcgrad.scipy.special.expint import *  # noqa: F401,F403
+from funcgrad.scipy.special.faddeeva import *  # noqa: F401,F403
 from funcgrad.scipy.special.gamma_family import *  # noqa: F401,F403
 from funcgrad.scipy.special.hurwitz import *  # noqa: F401,F403
+from funcgrad.scipy.special.hypergeometric import *  # noqa: F401,F403
 from funcgrad.scipy.special.incomplete import *  # noqa: F401,F403
 from funcgrad.scipy.special.reductions import *  # noqa: F401,F403
+from funcgrad.scipy.special.spherical import *  # noqa: F401,F403
 
 __all__ = [
     name
-    for mod in (error, gamma_family, incomplete, hurwitz, bessel, expint, basic, reductions)
+    for mod in (error, gamma_family, incomplete, hurwitz, bessel, expint, faddeeva, hypergeometric, spherical, basic,
+                reductions)
     for name in mod.__all__
 ]

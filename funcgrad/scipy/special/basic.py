@@ -1,17 +1,20 @@
 """Logistic and entropy functions: expit, logit, xlogy, xlog1py, entr, kl_div,
-rel_entr, sinc. (See the package docstring for conventions.)"""
+rel_entr, sinc; the Box-Cox transforms boxcox, boxcox1p. (See the package docstring for
+conventions.)"""
 from __future__ import annotations
 
 import math
 
+import funcgrad.numpy as fnp
 from funcgrad.core import lax_api as lax
 from funcgrad.scipy.special._util import const as _const
 from funcgrad.scipy.special._util import float_args as _float_args
+from funcgrad.scipy.special._util import in_float64
 from funcgrad.scipy.special._util import out as _out
 from funcgrad.scipy.special._util import real_args as _real_args
 from funcgrad.transforms.custom import custom_jvp
 
-__all__ = ["expit", "logit", "xlogy", "xlog1py", "entr", "kl_div", "rel_entr", "sinc"]
+__all__ = ["expit", "logit", "xlogy", "xlog1py", "entr", "kl_div", "rel_entr", "sinc", "boxcox", "boxcox1p"]
 
 
 # --- logistic functions --------------------------------------------------------------------
@@ -131,3 +134,29 @@ _sinc_maclaurin = custom_jvp(_sinc_maclaurin_raw, nondiff_argnums=(0,))
 def _sinc_maclaurin_jvp(k, primals, tangents):
     (y,), (t,) = primals, tangents
     return _sinc_maclaurin(k, y), lax.mul(t, _sinc_maclaurin(k + 1, y))
+
+
+def _boxcox(log_x, lmbda):
+    # SciPy: log(x) once |lambda| < 1e-19, else expm1(lambda log x) / lambda (accurate near 0).
+    tiny = fnp.abs(lmbda) < 1e-19
+    ls = fnp.where(tiny, 1.0, lmbda)
+    return fnp.where(tiny, log_x, fnp.expm1(ls * log_x) / ls)
+
+
+def boxcox(x, lmbda):
+    """The Box-Cox transform ``(x^lmbda - 1) / lmbda`` (``log(x)`` for ``lmbda == 0``),
+    computed as ``expm1(lmbda log x) / lmbda``; NaN for ``x < 0``.
+
+    >>> float(boxcox(4.0, 0.5))
+    2.0
+    """
+    return in_float64("boxcox", lambda x, lm: _boxcox(fnp.log(x), lm), x, lmbda)
+
+
+def boxcox1p(x, lmbda):
+    """``boxcox(1 + x, lmbda)`` without rounding ``1 + x``: ``expm1(lmbda log1p(x)) / lmbda``.
+
+    >>> float(boxcox1p(3.0, 0.5))
+    2.0
+    """
+    return in_float64("boxcox1p", lambda x, lm: _boxcox(fnp.log1p(x), lm), x, lmbda)

@@ -1,5 +1,6 @@
 """The gamma function family: gammaln, digamma, polygamma (primitives), and as
-composites gamma, rgamma, betaln, beta, multigammaln, factorial, comb.
+composites gamma, rgamma, betaln, beta, multigammaln, factorial, comb, gammasgn,
+loggamma, poch.
 
 - ``gamma(x) = sign * exp(gammaln(x))`` and ``rgamma`` its reciprocal (0 at the poles);
   the relative error is that of ``gammaln`` times its size (< 1e-13 up to the overflow
@@ -11,6 +12,9 @@ composites gamma, rgamma, betaln, beta, multigammaln, factorial, comb.
 - ``comb(N, k)`` is ``exp(-log1p(N) - betaln(N - k + 1, k + 1))`` (0 outside
   ``0 <= k <= N``, as SciPy); ``factorial(n)`` is ``gamma(n + 1)`` (0 for n < 0).
   ``exact=True`` needs concrete integers and returns Python ints, as SciPy's scalars.
+- ``poch(z, m) = Gamma(z + m) / Gamma(z)`` is ``sign * exp(gammaln(z + m) - gammaln(z))``;
+  for an integer ``m`` with ``z`` or ``z + m`` at a pole it is the reflected
+  ``(-1)^m Gamma(1 - z) / Gamma(1 - z - m)`` (finite, or 0), as SciPy.
 """
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ from funcgrad.scipy.special._util import unary as _unary
 
 __all__ = [
     "gammaln", "digamma", "psi", "polygamma", "gamma", "rgamma", "betaln", "beta",
-    "multigammaln", "factorial", "comb",
+    "multigammaln", "factorial", "comb", "gammasgn", "loggamma", "poch",
 ]
 
 gammaln = _unary("gammaln", _sp.lgamma, "``log|Gamma(x)|``; ``inf`` at the poles 0, -1, -2, ...")
@@ -231,3 +235,64 @@ def comb(N, k, *, exact=False, repetition=False):
         return fnp.where((k == 0) & (n_given >= 0), 1.0, v) if repetition else v
 
     return in_float64("comb", fn, N, k)
+
+
+# --- sign, real log-gamma, Pochhammer ---------------------------------------------------------
+def _gammasgn(x):
+    pole = (x <= 0) & (x == fnp.floor(x)) & (x != 0)
+    sign = fnp.where(x == 0, fnp.where(fnp.signbit(x), -1.0, 1.0), _gamma_sign(x))
+    return fnp.where(pole | (x == -math.inf) | fnp.isnan(x), math.nan, sign)
+
+
+def gammasgn(x):
+    """The sign of the gamma function: 1 for x > 0, alternating between the negative poles;
+    NaN at the poles -1, -2, ... and at -inf, ``+-1`` at ``+-0`` (as SciPy).
+
+    >>> gammasgn(np.array([2.0, -0.5, -1.5]))
+    Array([ 1., -1.,  1.])
+    """
+    return in_float64("gammasgn", _gammasgn, x)
+
+
+def loggamma(x):
+    """The principal branch of ``log Gamma(x)`` for real ``x``: ``gammaln(x)`` for
+    ``x >= 0`` (``inf`` at 0), NaN for ``x < 0`` where Gamma is negative or has a pole (as
+    SciPy's real ``loggamma``; complex input is not supported).
+
+    >>> round(float(loggamma(4.0)), 12)   # log(3!)
+    1.791759469228
+    """
+    return in_float64("loggamma", lambda x: fnp.where(x < 0, math.nan, _sp.lgamma(x)), x)
+
+
+def _poch(z, m):
+    zm = z + m
+    z_pole = (z <= 0) & (z == fnp.floor(z))
+    zm_pole = (zm <= 0) & (zm == fnp.floor(zm))
+    m_int = m == fnp.floor(m)
+    reflect = m_int & (z_pole | zm_pole)
+    finite = ~(reflect | z_pole | zm_pole)
+    zs, zms = safe(~finite, z, 1.0), safe(~finite, zm, 1.0)
+    general = _gamma_sign(zms) * _gamma_sign(zs) * fnp.exp(_sp.lgamma(zms) - _sp.lgamma(zs))
+    general = fnp.where(zm_pole & ~reflect, math.inf, fnp.where(z_pole & ~reflect, 0.0, general))
+    # (-1)^m Gamma(1 - z) / Gamma(1 - z - m): 1 - z >= 1, and 1 - z - m at a pole gives 0.
+    zr, mr = safe(~reflect, z, -1.0), safe(~reflect, m, 1.0)
+    odd = fnp.remainder(mr, 2.0) == 1.0
+    w = 1.0 - zr - mr
+    w_pole = (w <= 0) & (w == fnp.floor(w))
+    ws = safe(w_pole, w, 1.0)
+    reflected = fnp.where(odd, -1.0, 1.0) * _gamma_sign(ws) * fnp.exp(_sp.lgamma(1.0 - zr) - _sp.lgamma(ws))
+    reflected = fnp.where(w_pole, 0.0, fnp.where(zr >= 1.0, math.inf, reflected))  # (Gamma(1 - z) at a pole)
+    at_inf = fnp.where(m > 0, math.inf, 0.0)  # Gamma(inf + m) / Gamma(inf)
+    return fnp.where(m == 0, 1.0, fnp.where(z == math.inf, at_inf, fnp.where(reflect, reflected, general)))
+
+
+def poch(z, m):
+    """The Pochhammer symbol (rising factorial) ``(z)_m = Gamma(z + m) / Gamma(z)``; at
+    the poles as SciPy (``inf`` where only ``z + m`` is a pole, 0 where only ``z`` is).
+    Differentiable: ``d/dz = poch(z, m) (digamma(z + m) - digamma(z))``.
+
+    >>> round(float(poch(3.0, 2.0)), 10)   # 3 * 4
+    12.0
+    """
+    return in_float64("poch", _poch, z, m)

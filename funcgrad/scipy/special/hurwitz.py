@@ -1,4 +1,5 @@
-"""The Hurwitz zeta function ``zeta(x, q) = sum_{k>=0} (q + k)^-x`` (and Riemann's, q=None).
+"""The Hurwitz zeta function ``zeta(x, q) = sum_{k>=0} (q + k)^-x`` (and Riemann's, q=None),
+and the Bernoulli numbers (``bernoulli(n)``, exact rationals rounded once to float64).
 
 Euler-Maclaurin summation, as Cephes: the first ``N = 12`` terms directly, then the
 integral ``w^(1-x)/(x-1) + w^-x / 2`` at ``w = q + N`` and 12 Bernoulli corrections
@@ -17,12 +18,16 @@ below 0, with exact zeros at the negative even integers.
 from __future__ import annotations
 
 import math
+import operator
+from fractions import Fraction
+
+import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.core.prims import special as _sp
 from funcgrad.scipy.special._util import in_float64, safe
 
-__all__ = ["zeta"]
+__all__ = ["zeta", "bernoulli"]
 
 _HEAD = 12
 _B2J = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798,
@@ -77,3 +82,28 @@ def zeta(x, q=None):
     if q is None:
         return in_float64("zeta", _riemann, x)
     return in_float64("zeta", _hurwitz, x, q)
+
+
+def bernoulli(n):
+    """The Bernoulli numbers ``B_0 ... B_n`` as a float64 array of length ``n + 1`` (SciPy's
+    convention ``B_1 = -1/2``), from the Akiyama-Tanigawa recurrence in exact rationals;
+    ``n`` is a concrete non-negative integer.
+
+    >>> bernoulli(4)
+    Array([ 1.        , -0.5       ,  0.16666667,  0.        , -0.03333333])
+    """
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"bernoulli: n must be a concrete integer, got {n!r}") from None
+    if n < 0:
+        raise ValueError(f"bernoulli: n must be non-negative, got {n}")
+    numbers, row = [], []
+    for m in range(n + 1):
+        row.append(Fraction(1, m + 1))
+        for j in range(m, 0, -1):
+            row[j - 1] = j * (row[j - 1] - row[j])
+        numbers.append(row[0])  # B_m with B_1 = +1/2
+    if n >= 1:
+        numbers[1] = -numbers[1]
+    return fnp.asarray(np.array([float(b) for b in numbers], dtype=np.float64))

@@ -4,7 +4,9 @@ module per distribution, each with the methods JAX has (``norm.logpdf``, ``gamma
 0/1, values outside the support give ``-inf`` log-densities (0 densities), invalid
 parameters (``scale <= 0``, ``p`` outside [0, 1], ...) give NaN, as SciPy. Every method
 is a composite of ``funcgrad.numpy`` and ``funcgrad.scipy.special``, differentiable in
-``x`` and the parameters, under ``jit`` and ``vmap``.
+``x`` and the parameters, under ``jit`` and ``vmap``. Beside the distributions: the
+kernel density estimator ``gaussian_kde`` and the sample statistics ``mode``,
+``rankdata`` and ``sem``.
 
 >>> from funcgrad.scipy.stats import norm
 >>> round(float(norm.logcdf(-40.0)), 6)
@@ -13,24 +15,37 @@ is a composite of ``funcgrad.numpy`` and ``funcgrad.scipy.special``, differentia
 from funcgrad.scipy.stats import (  # noqa: F401
     bernoulli,
     beta,
+    betabinom,
     binom,
     cauchy,
     chi2,
     dirichlet,
     expon,
     gamma,
+    gennorm,
     geom,
+    gumbel_l,
+    gumbel_r,
     laplace,
     logistic,
+    multinomial,
     multivariate_normal,
     nbinom,
     norm,
+    pareto,
     poisson,
     t,
+    truncnorm,
     uniform,
+    vonmises,
+    wrapcauchy,
 )
+from funcgrad.scipy.stats._kde import gaussian_kde
+from funcgrad.scipy.stats._summary import ModeResult, mode, rankdata, sem
 
 __all__ = [
-    "bernoulli", "beta", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "geom", "laplace",
-    "logistic", "multivariate_normal", "nbinom", "norm", "poisson", "t", "uniform",
+    "ModeResult", "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma",
+    "gaussian_kde", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic", "mode", "multinomial",
+    "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "rankdata", "sem", "t", "truncnorm", "uniform",
+    "vonmises", "wrapcauchy",
 ]

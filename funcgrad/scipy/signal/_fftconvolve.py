@@ -1,4 +1,4 @@
-"""``funcgrad.scipy.signal``: SciPy's ``fftconvolve`` (``jax.scipy.signal.fftconvolve``).
+"""``fftconvolve``: SciPy's FFT convolution (``jax.scipy.signal.fftconvolve``).
 
 The convolution is the product of the inputs' transforms at the full linear size
 s1 + s2 - 1 along ``axes`` (any length: the native plans need no padding to a fast
