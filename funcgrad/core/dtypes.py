@@ -251,6 +251,16 @@ def _join_table() -> dict:
 _JOIN = _join_table()
 
 
+def promote(*dts) -> np.dtype:
+    """The result dtype of strong operands of dtypes ``dts`` by the current rules
+    (``numpy.result_type`` of the dtypes, or the join in JAX's lattice)."""
+    if _jax_rules[0]:
+        dt = jax_join([(np.dtype(d), False) for d in dts])
+        if dt is not None:
+            return dt
+    return np.result_type(*dts)
+
+
 def jax_join(dtypes_and_weak) -> np.dtype | None:
     """The dtype JAX's lattice gives (dtype, weak_type) operands (with jax_enable_x64), or
     None when one is not a funcgrad dtype."""
