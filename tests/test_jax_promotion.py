@@ -251,3 +251,24 @@ def test_switching_forgets_eager_plans():
                 assert fnp.multiply(x, y).dtype == np.complex64
                 assert fnp.where(np.array([True, False, True]), x, y).dtype == np.complex64
             assert fnp.where(np.array([True, False, True]), x, y).dtype == np.complex128
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_other_functions_promote_their_operands_by_the_rules(rules):
+    # Each result dtype is the promotion of the operands' dtypes (JAX's gives these under
+    # the JAX mode: average, r_, geomspace, vander, ravel_pytree and quantile with a float32
+    # q). Under NumPy's rules, integer data averages and interpolates in float64.
+    i32, f32 = fnp.ones(3, np.int32), fnp.full(3, 2.0, np.float32)
+    u64, c64 = fnp.ones(3, np.uint64), fnp.ones(3, np.complex64)
+    pair = _want(np.int32, np.float32, rules)
+    with fg.promotion_rules(rules):
+        assert fnp.average(i32, weights=f32).dtype == pair
+        assert fnp.average(f32, weights=i32).dtype == pair
+        assert fnp.average(c64, weights=i32).dtype == _want(np.complex64, np.int32, rules)
+        assert fnp.r_[i32, f32].dtype == pair
+        assert fnp.r_[u64, c64].dtype == _want(np.uint64, np.complex64, rules)
+        assert fnp.geomspace(np.int32(1), np.float32(8), 4).dtype == pair
+        assert fnp.vander(f32).dtype == _want(np.float32, np.int64, rules)
+        assert ravel_pytree({"a": i32, "b": f32})[0].dtype == pair
+        assert fnp.quantile(i32, np.float32(0.5)).dtype == pair
+        np.testing.assert_allclose(fnp.average(i32, weights=f32), 1.0)

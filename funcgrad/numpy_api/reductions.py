@@ -293,9 +293,9 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
             )
         w = lax.transpose(w, tuple(int(i) for i in np.argsort(ordered)))  # static metadata only
         w = lax.reshape(w, tuple(d if i in axes else 1 for i, d in enumerate(aval.shape)))
-    dt = dtypes.promote(aval.dtype, w_aval.dtype)  # (JAX's: an integer result becomes float64;
-    if aval.dtype.kind in "biu" and not config.JAX_PROMOTION[0] or dt.kind in "biu":  # NumPy's:
-        dt = dtypes.promote(aval.dtype, w_aval.dtype, _f64)  # integer data averages in float64 at least)
+    dt = dtypes.promote(aval.dtype, w_aval.dtype)  # (NumPy: integer data averages in float64 at
+    if (aval.dtype.kind in "biu" and not config.JAX_PROMOTION[0]) or dt.kind in "biu":  # least; JAX's
+        dt = dtypes.promote(aval.dtype, w_aval.dtype, _f64)  # rules: an integer result is a float)
     w = _convert(w, dt)
     scl = sum(w, axes, keepdims=keepdims)
     wx = lax.mul(_convert(x, dt), _util.broadcast_to(w, aval.shape))
