@@ -27,7 +27,7 @@ __all__ = [
     "explain_cache_misses", "fwd_and_bwd", "named_scope", "no_tracing", "host_count", "host_id", "host_ids",
     "log_compiles",
     "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info", "process_count", "process_index",
-    "process_indices", "typeof",
+    "process_indices", "promotion_rules", "typeof",
 ]
 
 Device = CpuDevice
@@ -102,6 +102,25 @@ def numpy_dtype_promotion(new_val: str):
     ``TypePromotionError`` instead of promoting between two different dtypes; weak Python
     scalars still take the array's dtype)."""
     return _flag("jax_numpy_dtype_promotion", new_val)
+
+
+def promotion_rules(rules: str):
+    """Context manager: whose dtype promotion ``funcgrad`` applies inside, ``"numpy"``
+    (NumPy 2's, the default) or ``"jax"`` (JAX's type-promotion lattice, as with
+    ``jax_enable_x64``: any integer with float32 is float32, with complex64 complex64).
+    Weak Python scalars promote alike under both. The same as
+    ``config.update("funcgrad_promotion", rules)`` (``FUNCGRAD_PROMOTION=jax`` sets it for a
+    whole process); a jitted function traces again under the other rules, and finds its
+    earlier programs when they come back.
+
+    >>> x, y = np.ones(2, np.int32), np.ones(2, np.float32)
+    >>> with fg.promotion_rules("jax"):
+    ...     fnp.add(x, y).dtype
+    dtype('float32')
+    >>> fnp.add(x, y).dtype
+    dtype('float64')
+    """
+    return _flag("funcgrad_promotion", rules)
 
 
 @contextlib.contextmanager

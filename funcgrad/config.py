@@ -2,8 +2,10 @@
 
 A switch is on when its variable is set to anything but ``""`` or ``"0"``. Switches are
 read when they are consulted, not at import, so a test (or a user) can set one through
-``os.environ`` at any time; the one exception is ``FUNCGRAD_NO_BLAS``, which
-``funcgrad.lowering.dot`` reads once into ``USE_BLAS`` (tests flip that attribute).
+``os.environ`` at any time; the exceptions are ``FUNCGRAD_NO_BLAS``, which
+``funcgrad.lowering.dot`` reads once into ``USE_BLAS`` (tests flip that attribute), and
+``FUNCGRAD_PROMOTION``, read here at import as the first value of the
+``funcgrad_promotion`` flag (``update`` changes it afterwards).
 
 Adding a switch: one entry in ``SWITCHES`` (name -> what it does, shown by
 ``describe()``), read it with ``flag(NAME)`` where it matters, and a row in the table of
@@ -11,7 +13,8 @@ docs/guide/debugging.md.
 
 JAX's configuration flags are here too: ``config.update("jax_enable_x64", True)``,
 ``config.read(name)`` and attribute reads (``config.jax_disable_jit``); ``JAX_FLAGS`` lists
-the flags funcgrad knows and what each does here.
+the flags funcgrad knows and what each does here, and ``FUNCGRAD_FLAGS`` funcgrad's own
+flags set the same way (``config.update("funcgrad_promotion", "jax")``).
 
 This module imports nothing from funcgrad, so every layer (``core`` included) may use it.
 """
@@ -35,6 +38,7 @@ CACHE_SHARED = "FUNCGRAD_CACHE_SHARED"
 CACHE_DIR = "FUNCGRAD_CACHE_DIR"
 CACHE_MAX_MB = "FUNCGRAD_CACHE_MAX_MB"
 NUM_THREADS = "FUNCGRAD_NUM_THREADS"
+PROMOTION = "FUNCGRAD_PROMOTION"
 
 SWITCHES: dict[str, str] = {
     DEBUG: "type-check every jaxpr a transform produces (the test suite sets it)",
@@ -53,6 +57,8 @@ SETTINGS: dict[str, str] = {
     CACHE_DIR: "the on-disk compilation cache's directory (default $XDG_CACHE_HOME/funcgrad or ~/.cache/funcgrad)",
     CACHE_MAX_MB: "the on-disk compilation cache's size bound in MB (default 256)",
     NUM_THREADS: "threads for large compiled loop nests (default: the CPUs this process may use; read at first use)",
+    PROMOTION: "'numpy' (default) or 'jax': the dtype promotion rules funcgrad starts with (read at import; "
+               "the funcgrad_promotion flag)",
 }
 
 
@@ -136,7 +142,13 @@ RANK_PROMOTION = ["allow"]
 DTYPE_PROMOTION = ["standard"]
 _CHOICES = {"jax_numpy_rank_promotion": (RANK_PROMOTION, ("allow", "warn", "raise")),
             "jax_numpy_dtype_promotion": (DTYPE_PROMOTION, ("standard", "strict"))}
-PROMOTION_HOOKS: list = []  # called when either changes (funcgrad.numpy's eager fast path forgets its plans)
+# funcgrad_promotion: whose promotion lattice decides a result dtype, NumPy 2's (default) or
+# JAX's (core/dtypes.py); ``JAX_PROMOTION[0]`` is True for JAX's (Array operators read it).
+JAX_PROMOTION = [False]
+PROMOTION_RULES = ("numpy", "jax")
+# Called when either flag or funcgrad_promotion changes (funcgrad.numpy's eager fast path
+# forgets its plans; jitted functions set aside their traces for the previous rules).
+PROMOTION_HOOKS: list = []
 _ENV_FLAGS = {"jax_log_compiles": LOG_COMPILES, "jax_explain_cache_misses": EXPLAIN_CACHE_MISSES,
               "jax_enable_checks": DEBUG}
 
@@ -157,6 +169,10 @@ JAX_FLAGS: dict[str, str] = {
                                 "of different ranks (scalars aside)",
     "jax_numpy_dtype_promotion": "'standard' (default) or 'strict': funcgrad.numpy raises TypePromotionError "
                                  "instead of promoting between different dtypes (weak Python scalars aside)",
+}
+FUNCGRAD_FLAGS: dict[str, str] = {
+    "funcgrad_promotion": "'numpy' (default: NumPy 2's dtype promotion) or 'jax' (JAX's promotion lattice, as "
+                          "with jax_enable_x64: int32 with float32 is float32); see docs/guide/semantics.md",
 }
 _X64_DOC = "docs/guide/from-jax.md"
 _warned_x64 = [False]
@@ -182,11 +198,14 @@ def _platform(name: str, value) -> str:
 
 
 def update(name: str, value) -> None:
-    """Set JAX configuration flag ``name`` (``JAX_FLAGS`` lists those funcgrad knows).
+    """Set JAX configuration flag ``name`` (``JAX_FLAGS`` lists those funcgrad knows) or
+    one of funcgrad's own (``FUNCGRAD_FLAGS``).
 
     >>> funcgrad.config.update("jax_enable_x64", True)   # a no-op: float64 is funcgrad's default
     >>> funcgrad.config.update("jax_debug_nans", True)   # jitted functions' NaN outputs raise
     >>> funcgrad.config.update("jax_debug_nans", False)  # and back to the default
+    >>> funcgrad.config.update("funcgrad_promotion", "jax")  # JAX's dtype promotion lattice
+    >>> funcgrad.config.update("funcgrad_promotion", "numpy")  # NumPy 2's again (the default)
     """
     if name == "jax_enable_x64":
         if not value and not _warned_x64[0]:
@@ -209,18 +228,20 @@ def update(name: str, value) -> None:
         state[0] = value
         for hook in PROMOTION_HOOKS:
             hook()
+    elif name == "funcgrad_promotion":
+        _set_promotion(value, f"config.update({name!r}, {value!r})")
     elif name in ("jax_platform_name", "jax_platforms"):
         _values[name] = _platform(name, value)
     elif name == "jax_default_matmul_precision":
         _values[name] = value
     else:
         raise UnknownConfigOption(f"config.update: unrecognized config option {name!r}; funcgrad knows "
-                                  f"{', '.join(JAX_FLAGS)}")
+                                  f"{', '.join([*JAX_FLAGS, *FUNCGRAD_FLAGS])}")
     _sync()
 
 
 def read(name: str):
-    """The current value of JAX configuration flag ``name``."""
+    """The current value of configuration flag ``name`` (JAX's or funcgrad's own)."""
     if name == "jax_enable_x64":
         return True
     if name == "jax_disable_jit":
@@ -233,14 +254,40 @@ def read(name: str):
         return flag(_ENV_FLAGS[name])
     if name in _CHOICES:
         return _CHOICES[name][0][0]
+    if name == "funcgrad_promotion":
+        return PROMOTION_RULES[JAX_PROMOTION[0]]
     if name in _values:
         return _values[name]
     raise UnknownConfigOption(f"config.read: unrecognized config option {name!r}; funcgrad knows "
-                              f"{', '.join(JAX_FLAGS)}")
+                              f"{', '.join([*JAX_FLAGS, *FUNCGRAD_FLAGS])}")
+
+
+def _set_promotion(value, where: str) -> None:
+    if value not in PROMOTION_RULES:
+        raise ValueError(f"{where}: the value must be one of {PROMOTION_RULES}")
+    jax_rules = value == "jax"
+    if JAX_PROMOTION[0] != jax_rules:
+        JAX_PROMOTION[0] = jax_rules
+        for hook in PROMOTION_HOOKS:
+            hook()
+
+
+def _promotion_from_environment() -> None:
+    text = setting(PROMOTION).strip().lower()
+    if not text:
+        return
+    if text in PROMOTION_RULES:
+        JAX_PROMOTION[0] = text == "jax"
+    else:
+        warnings.warn(f"{PROMOTION}={text!r} is not valid: expected one of {PROMOTION_RULES}; using 'numpy'",
+                      RuntimeWarning, stacklevel=2)
+
+
+_promotion_from_environment()
 
 
 def __getattr__(name: str):  # ``config.jax_enable_x64`` reads the flag, as in JAX
-    if name.startswith("jax_"):
+    if name.startswith(("jax_", "funcgrad_")):
         return read(name)
     raise AttributeError(f"module 'funcgrad.config' has no attribute {name!r}")
 
@@ -262,5 +309,6 @@ def disable_jit(disable: bool = True):
 
 __all__ = ["SWITCHES", "SETTINGS", "flag", "setting", "number_setting", "dump", "describe", "default_cache_dir",
            "DEBUG", "LOG_COMPILES", "EXPLAIN_CACHE_MISSES", "DUMP_JAXPR", "DUMP_IR", "NO_BLAS", "NO_DISK_CACHE",
-           "CACHE_SHARED", "CACHE_DIR", "CACHE_MAX_MB", "NUM_THREADS", "JAX_FLAGS", "update", "read",
+           "CACHE_SHARED", "CACHE_DIR", "CACHE_MAX_MB", "NUM_THREADS", "PROMOTION", "JAX_FLAGS", "FUNCGRAD_FLAGS",
+           "update", "read",
            "UnknownConfigOption"]

@@ -67,7 +67,7 @@ def result_type(*args, return_weak_type_flag=False):
         raise ValueError("result_type: at least one array or dtype is required")
     sigs = []
     for x in args:
-        if is_python_scalar(x) or x in (bool, int, float, complex):
+        if is_python_scalar(x) or (type(x) is type and x in (bool, int, float, complex)):  # (dtype("int64") == int)
             sigs.append((_dt.python_scalar_dtype(x() if isinstance(x, type) else x), True))
         elif isinstance(x, Tracer):
             sigs.append((x.aval.dtype, x.aval.weak_type))

@@ -15,6 +15,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad.core import dtypes
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["ravel_pytree"]
@@ -56,7 +57,7 @@ def _ravel_list(leaves):
     if not leaves:
         return fnp.zeros((0,), np.float64), _UnravelList((), (), None, None)
     from_dtypes = tuple(_dtype_of(x) for x in leaves)
-    to_dtype = np.result_type(*from_dtypes)
+    to_dtype = dtypes.promote(*from_dtypes)
     shapes = tuple(tuple(np.shape(x)) for x in leaves)
     sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
     offsets = tuple(int(o) for o in np.cumsum(sizes))

@@ -18,7 +18,7 @@ os.environ.setdefault("FUNCGRAD_DEBUG", "1")
 # (monkeypatch); tests that count compilations take the ``fresh_disk_cache`` fixture.
 for _switch in ("FUNCGRAD_NO_DISK_CACHE", "FUNCGRAD_NO_TIERED_COMPILE", "FUNCGRAD_NO_BLAS"):
     os.environ.pop(_switch, None)
-for _setting in ("FUNCGRAD_CACHE_MAX_MB", "FUNCGRAD_NUM_THREADS"):
+for _setting in ("FUNCGRAD_CACHE_MAX_MB", "FUNCGRAD_NUM_THREADS", "FUNCGRAD_PROMOTION"):
     os.environ.pop(_setting, None)
 _CACHE_DIR = tempfile.mkdtemp(prefix="funcgrad-test-cache-")
 os.environ["FUNCGRAD_CACHE_DIR"] = _CACHE_DIR

@@ -11,8 +11,10 @@ interop with NumPy, SciPy, matplotlib) that behaves like a ``jax.Array`` value:
   loop body, indexing by a traced value (``table[i]``), which is staged like
   ``funcgrad.numpy`` indexing;
 - operators on it give values too, as on a ``jax.Array`` (``(a * b).at[i]``; ``x += 1``
-  rebinds ``x``); NumPy functions on it (``numpy.sin(x)``, ``x.sum(0)``, ``x.copy()``)
-  give plain, writeable ``ndarray``s, which belong to the user.
+  rebinds ``x``), with funcgrad's promotion (under ``funcgrad_promotion="jax"``, operands
+  of two dtypes are converted to the dtype JAX's lattice gives them first); NumPy
+  functions on it (``numpy.sin(x)``, ``x.sum(0)``, ``x.copy()``) give plain, writeable
+  ``ndarray``s, which belong to the user.
 
 0-d results are 0-d ``Array``s too, as in JAX (NumPy would return NumPy scalars): one
 type for every result of an eager call, a transform and a ``jit`` call, with
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad import config
 from funcgrad.core import dtypes, pytree
 from funcgrad.core.dtypes import float_to_int
 from funcgrad.errors import ImmutableArrayError
@@ -71,7 +74,10 @@ class Array(np.ndarray):
                 kwargs["out"] = tuple(unwrap(o) if type(o) is Array else o for o in out)
         elif method == "__call__" and len(inputs) == 2 and type(inputs[1]) is Array \
                 and isinstance(inputs[0], np.generic) and ufunc in _OPERATOR_UFUNCS:
-            return fresh_value(ufunc(inputs[0], unwrap(inputs[1])))
+            s, plain = inputs[0], unwrap(inputs[1])
+            if _jax_rules[0]:
+                s, plain = _jax_promoted(s, plain)
+            return fresh_value(ufunc(s, plain))
         return getattr(ufunc, method)(*[unwrap(x) if type(x) is Array else x for x in inputs], **kwargs)
 
     def __setattr__(self, name, value):
@@ -224,6 +230,9 @@ def _operator(name):
         if other and type(other[0]) is Array:
             other = (unwrap(other[0]),)
         plain = unwrap(self)
+        if _jax_rules[0] and other:  # (JAX's promotion: funcgrad's, not NumPy's, decides the dtype)
+            plain, o = _jax_promoted(plain, other[0])
+            other = (o,)
         try:
             if plain.ndim or (other and type(other[0]) not in _SCALAR_TYPES and not isinstance(other[0], _generic)):
                 return fresh_value(base(plain, *other))
@@ -239,6 +248,18 @@ def _operator(name):
     return method
 
 
+def _jax_promoted(x, y):
+    """``x`` and ``y`` converted to the dtype JAX's lattice gives them, when both are NumPy
+    arrays or scalars of funcgrad dtypes that differ (``funcgrad_promotion="jax"``). Python
+    scalars are weak, which NumPy's promotion already gets right."""
+    if isinstance(y, (_ndarray, _generic)) and y.dtype != x.dtype:
+        dt = dtypes.jax_join(((x.dtype, False), (y.dtype, False)))
+        if dt is not None:
+            return (x if x.dtype == dt else x.astype(dt)), (y if y.dtype == dt else y.astype(dt))
+    return x, y
+
+
+_jax_rules = config.JAX_PROMOTION
 _SCALAR_TYPES = frozenset((int, float, bool, complex))
 _OPERATORS = [f"__{n}__" for n in (
     "add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv", "floordiv", "rfloordiv",

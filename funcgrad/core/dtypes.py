@@ -8,11 +8,18 @@ float64 is the default float and int64 the default int. Integers wrap around
 lowering derives register types, signedness and widths from kind and itemsize). Python
 scalars are *weak*: they take the dtype of the array they meet (NEP 50), which is what
 ``weak_type`` on an aval records.
+
+``result_type`` is the one place that decides a promoted dtype. By default it applies
+NumPy 2's table; with ``config.update("funcgrad_promotion", "jax")`` (``FUNCGRAD_PROMOTION=jax``,
+``funcgrad.promotion_rules("jax")``) it applies JAX's type-promotion lattice as JAX has it
+with ``jax_enable_x64`` (``_JAX_LATTICE``): an integer with float32 is float32, an integer with
+complex64 complex64. Weak Python scalars promote alike under both.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from funcgrad import config
 from funcgrad.errors import UnsupportedDtypeError
 
 bool_ = np.dtype(np.bool_)
@@ -181,19 +188,89 @@ def python_scalar_dtype(x) -> np.dtype:
 
 
 def result_type(*dtypes_and_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
-    """NumPy-2 promotion of (dtype, weak_type) pairs -> (dtype, weak_type).
+    """Promotion of (dtype, weak_type) pairs -> (dtype, weak_type), by the current rules.
 
-    Strong operands promote by NumPy's table; weak operands (Python scalars) only raise
-    the *kind* (bool < int < float < complex), never the precision. The result is weak only if
-    every operand is weak.
+    NumPy 2's (the default): strong operands promote by NumPy's table; weak operands
+    (Python scalars) only raise the *kind* (bool < int < float < complex), never the
+    precision. JAX's (``funcgrad_promotion="jax"``): the join in JAX's lattice
+    (``jax_join``). The result is weak only if every operand is weak, under both.
     """
     strong = [dt for dt, weak in dtypes_and_weak if not weak]
     weak = [dt for dt, weak in dtypes_and_weak if weak]
     if not strong:
         dt = np.result_type(*weak) if len(weak) > 1 else weak[0]
         return np.dtype(dt), True
+    if _jax_rules[0]:
+        dt = jax_join(dtypes_and_weak)
+        if dt is not None:
+            return dt, False
     standins = [_WEAK_STANDIN[dt.kind] for dt in weak]
     return np.dtype(np.result_type(*strong, *standins)), False
+
+
+# --- JAX's type-promotion lattice (``funcgrad_promotion="jax"``) ----------------------------
+# JAX's ``_type_promotion_lattice`` ("standard") restricted to funcgrad's dtypes, with its
+# weak types: ``i*``/``f*``/``c*`` stand for a weak int, float, complex (a Python scalar),
+# which become int64/float64/complex128 when they are the join (as with jax_enable_x64). An
+# edge a -> b says b is above a; the result dtype of operands is their least upper bound.
+# What differs from NumPy's table: no integer reaches float64 except through ``f*`` (so any
+# integer with float32 is float32, with complex64 complex64); uint64 with a signed integer
+# is ``f*`` (float64) in both. A weak bool is bool: bool is the bottom anyway.
+_jax_rules = config.JAX_PROMOTION
+_WEAK_I, _WEAK_F, _WEAK_C = "i*", "f*", "c*"
+_JAX_LATTICE = {
+    bool_: (_WEAK_I,), _WEAK_I: (uint8, int8),
+    uint8: (int16, uint16), uint16: (int32, uint32), uint32: (int64, uint64), uint64: (_WEAK_F,),
+    int8: (int16,), int16: (int32,), int32: (int64,), int64: (_WEAK_F,),
+    _WEAK_F: (float32, _WEAK_C), float32: (float64, complex64), float64: (complex128,),
+    _WEAK_C: (complex64,), complex64: (complex128,), complex128: (),
+}
+_WEAK_NODE = {"b": bool_, "i": _WEAK_I, "u": _WEAK_I, "f": _WEAK_F, "c": _WEAK_C}
+_WEAK_DTYPE = {_WEAK_I: int64, _WEAK_F: float64, _WEAK_C: complex128}
+
+
+def _upper_sets() -> dict:
+    """Each lattice node's set of nodes at or above it (walked from the top down)."""
+    up: dict = {}
+    for node in reversed(list(_JAX_LATTICE)):  # (the table lists each node before those above it)
+        up[node] = frozenset((node,)).union(*(up[b] for b in _JAX_LATTICE[node]))
+    return up
+
+
+def _join_table() -> dict:
+    up = _upper_sets()
+    table = {}
+    for a in _JAX_LATTICE:
+        for b in _JAX_LATTICE:
+            common = up[a] & up[b]
+            least = [c for c in common if up[c] >= common]
+            table[a, b] = least[0]  # (a lattice: exactly one)
+    return table
+
+
+_JOIN = _join_table()
+
+
+def promote(*dts) -> np.dtype:
+    """The result dtype of strong operands of dtypes ``dts`` by the current rules
+    (``numpy.result_type`` of the dtypes, or the join in JAX's lattice)."""
+    if _jax_rules[0]:
+        dt = jax_join([(np.dtype(d), False) for d in dts])
+        if dt is not None:
+            return dt
+    return np.result_type(*dts)
+
+
+def jax_join(dtypes_and_weak) -> np.dtype | None:
+    """The dtype JAX's lattice gives (dtype, weak_type) operands (with jax_enable_x64), or
+    None when one is not a funcgrad dtype."""
+    node = None
+    for dt, weak in dtypes_and_weak:
+        n = _WEAK_NODE[dt.kind] if weak else dt
+        if n not in _JAX_LATTICE:
+            return None
+        node = n if node is None else _JOIN[node, n]
+    return _WEAK_DTYPE.get(node, node)
 
 
 def float_to_int(x: np.ndarray, dtype) -> np.ndarray:

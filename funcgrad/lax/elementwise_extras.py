@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
 from funcgrad.core.prims import bits
 from funcgrad.lax import _util
@@ -190,7 +191,7 @@ def igamma_grad_a(a, x):
     from funcgrad.transforms.ad_api import jvp
 
     a_arr = creation.asarray(a)
-    a_arr = a_arr.astype(np.result_type(a_arr.dtype, np.float32))
+    a_arr = a_arr.astype(dtypes.promote(a_arr.dtype, np.float32))
     return jvp(lambda a_: igamma(a_, x), (a_arr,), (creation.ones_like(a_arr),))[1]
 
 

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
 from funcgrad.core.trace import get_aval_any
 from funcgrad.lax import _util
@@ -64,7 +65,7 @@ def scaled_dot(lhs, rhs, *, lhs_scale=None, rhs_scale=None, dimension_numbers=No
     (lc, rc), _ = dimension_numbers
     if len(lc) != 1 or len(rc) != 1:
         raise NotImplementedError(f"scaled_dot: one contracted axis per operand, got {dimension_numbers}")
-    dtype = np.result_type(la.dtype, ra.dtype) if preferred_element_type is None else np.dtype(preferred_element_type)
+    dtype = dtypes.promote(la.dtype, ra.dtype) if preferred_element_type is None else np.dtype(preferred_element_type)
     lhs, rhs = lax.convert_element_type(lhs, dtype), lax.convert_element_type(rhs, dtype)
     lhs = _scaled(lhs, lhs_scale, int(lc[0]), "scaled_dot", "lhs")
     rhs = _scaled(rhs, rhs_scale, int(rc[0]), "scaled_dot", "rhs")

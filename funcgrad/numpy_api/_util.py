@@ -151,7 +151,8 @@ def shape_of(x) -> tuple:
 
 
 def result_type(*args) -> np.dtype:
-    """The dtype NumPy 2 would give an operation on ``args`` (Python scalars weak)."""
+    """The dtype of an operation on ``args`` by the current promotion rules (NumPy 2's
+    by default; Python scalars weak)."""
     return dtypes.result_type(*[(a.dtype, a.weak_type) for a in map(aval_of, args)])[0]
 
 
@@ -263,6 +264,12 @@ def _check_rank_promotion(fname, shapes) -> None:
     warnings.warn(msg, stacklevel=4)
 
 
+def _forget_promotions() -> None:
+    """The promotion rules changed (``funcgrad_promotion``): forget the memoised decisions."""
+    _dtype_cache.clear()
+    _scalar_plans.clear()
+
+
 def _promoted_dtype(sigs) -> np.dtype:
     key = tuple([(s[0], s[1]) for s in sigs])
     if config.DTYPE_PROMOTION[0] == "strict":
@@ -339,7 +346,7 @@ def _uniform_dtype(args, same_shape: bool = True):
 
 
 def promote_dtypes(*args):
-    """Convert all arguments to their common NumPy-2 result dtype."""
+    """Convert all arguments to their common result dtype (``dtypes.result_type``)."""
     if _uniform_dtype(args, same_shape=False) is not None:
         return list(args)  # one strong dtype already
     args, sigs = _prepare("promote_dtypes", args)
@@ -483,6 +490,7 @@ def promote_args_float_loop(fname: str, *args):
         raise OverflowError(f"{fname}: {e}") from None
 
 
+config.PROMOTION_HOOKS.append(_forget_promotions)
 # (numpy_api/staged.py calls the scalar plan directly for these promotion functions)
 traced_and_scalar = _traced_and_scalar
 SCALAR_RULES = {promote_args: _NUMERIC, promote_args_inexact: _INEXACT, promote_args_float_loop: _FLOAT_LOOP}

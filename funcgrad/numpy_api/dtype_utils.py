@@ -4,13 +4,15 @@
 ``result_type`` applies funcgrad's promotion, which is NumPy 2's with *weak* Python
 scalars (``result_type(float32_array, 1.0)`` is float32), to arrays, traced values
 (whose weak flag it reads) and dtypes alike; it is the dtype the elementwise functions
-give. ``finfo`` and ``iinfo`` take arrays and traced values too, and give the array API's
-fields as Python numbers. (``dtype`` and ``issubdtype`` are NumPy's own.)
+give. Under ``funcgrad_promotion="jax"`` it and ``promote_types`` answer by JAX's
+lattice. ``finfo`` and ``iinfo`` take arrays and traced values too, and give the array
+API's fields as Python numbers. (``dtype`` and ``issubdtype`` are NumPy's own.)
 """
 from __future__ import annotations
 
 import numpy as np
 
+from funcgrad import config
 from funcgrad.core import dtypes
 from funcgrad.core.array import Array
 from funcgrad.core.avals import is_python_scalar
@@ -103,8 +105,9 @@ class iinfo(_Info):  # noqa: N801 - NumPy's name
 
 
 def result_type(*arrays_and_dtypes):
-    """The dtype of an operation on these arrays, scalars and dtypes (NumPy 2 promotion;
-    Python scalars and weakly typed traced values only raise the kind).
+    """The dtype of an operation on these arrays, scalars and dtypes (NumPy 2 promotion,
+    or JAX's under ``funcgrad_promotion="jax"``; Python scalars and weakly typed traced
+    values only raise the kind).
 
     >>> fnp.result_type(np.float32(1), 2.0), fnp.result_type(np.int32, np.float32)
     (dtype('float32'), dtype('float64'))
@@ -115,12 +118,18 @@ def result_type(*arrays_and_dtypes):
 
 
 def promote_types(type1, type2):
-    """The smallest dtype both ``type1`` and ``type2`` cast to safely (NumPy's table).
+    """The smallest dtype both ``type1`` and ``type2`` cast to safely (NumPy's table; JAX's
+    lattice under ``funcgrad_promotion="jax"``, as ``jax.numpy.promote_types``).
 
     >>> fnp.promote_types(np.int32, np.uint32)
     dtype('int64')
     """
-    return np.promote_types(np.dtype(type1), np.dtype(type2))
+    a, b = np.dtype(type1), np.dtype(type2)
+    if config.JAX_PROMOTION[0]:
+        dt = dtypes.jax_join(((a, False), (b, False)))
+        if dt is not None:
+            return dt
+    return np.promote_types(a, b)
 
 
 def can_cast(from_, to, casting="safe"):

@@ -103,7 +103,7 @@ def _edges(fname, a, bins, rng, weights=None, linspace_dtype=True):
     a_dt = _util.aval_of(a).dtype
     edge_dts = [_util.aval_of(v).dtype if _util.is_tracer(v) else np.asarray(v).dtype for v in (first, last)]
     weak = [type(v) in (int, float) for v in (first, last)]
-    bin_type = np.result_type(*[d for d, w in zip(edge_dts, weak) if not w], a_dt) if not all(weak) else a_dt
+    bin_type = dtypes.promote(*[d for d, w in zip(edge_dts, weak) if not w], a_dt) if not all(weak) else a_dt
     if bin_type.kind != "f":
         bin_type = np.result_type(bin_type, float)
     return creation.linspace(first, last, n + 1, dtype=bin_type)

@@ -13,6 +13,7 @@ import numpy as np
 
 from funcgrad import errors
 from funcgrad.core import dtypes
+from funcgrad.core.avals import is_python_scalar
 from funcgrad.numpy_api._util import asarray, aval_of, check_arraylike, is_tracer
 from funcgrad.numpy_api.creation import arange, diag, linspace, logspace, meshgrid
 from funcgrad.numpy_api.elementwise import log10, sign
@@ -24,6 +25,13 @@ __all__ = [
     "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from", "diag_indices",
     "diag_indices_from", "mask_indices", "diagflat", "geomspace", "block",
 ]
+
+
+def _kind_sig(k):
+    """(dtype, weak) of an item's dtype or Python scalar, for the promotion of ``r_``/``c_``."""
+    if is_python_scalar(k):
+        return dtypes.python_scalar_dtype(k), True
+    return np.dtype(k.dtype if isinstance(k, np.generic) else k), False
 
 
 class _IndexExpression:
@@ -97,7 +105,7 @@ class _AxisConcatenator:
             objs.append(obj)
         if not objs:
             return np.zeros((0,), dtypes.float64)
-        dt = dtypes.canonicalize(np.result_type(*kinds), what=f"{self.name} result")
+        dt = dtypes.canonicalize(dtypes.result_type(*map(_kind_sig, kinds))[0], what=f"{self.name} result")
         res = concatenate([cast(o, dt) for o in objs], axis=axis)
         if matrix is not None and aval_of(res).ndim == 1:
             res = reshape(res, (1, -1) if matrix == "r" else (-1, 1))
@@ -137,7 +145,7 @@ class _Grid:
         if not isinstance(key, tuple) or not all(isinstance(k, slice) for k in key):
             raise IndexError(f"{self.name}: expected slices like [0:3, 0:1:5j], got {key!r}")
         axes = [_slice_range(self.name, k) for k in key]
-        dt = np.result_type(*[aval_of(a).dtype for a in axes])
+        dt = dtypes.promote(*[aval_of(a).dtype for a in axes])
         axes = [cast(a, dt) for a in axes]
         if self.sparse:
             n = len(axes)
@@ -321,7 +329,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     for v in (a, b):
         if not is_tracer(v) and np.any(np.asarray(v) == 0):
             raise ValueError("geomspace: geometric sequence cannot include zero")
-    dt = np.result_type(aval_of(a).dtype, aval_of(b).dtype, float(num))
+    dt = dtypes.result_type((aval_of(a).dtype, False), (aval_of(b).dtype, False), (dtypes.float64, True))[0]
     shp = np.broadcast_shapes(aval_of(a).shape, aval_of(b).shape)
     if is_tracer(a) or is_tracer(b):
         a, b = broadcast_to(cast(a, dt), shp), broadcast_to(cast(b, dt), shp)

@@ -5,8 +5,9 @@ Composites of the ``concatenate`` and ``slice`` primitives, like the rest of
 differs from NumPy:
 - split points and section counts must be concrete (a traced value raises a
   ``ConcretizationError``);
-- dtype promotion across inputs follows NumPy for arrays: Python scalars inside the
-  inputs are converted to arrays first (not weak).
+- dtype promotion across inputs is funcgrad's for arrays (NumPy's, or JAX's under
+  ``funcgrad_promotion="jax"``): Python scalars inside the inputs are converted to arrays
+  first (not weak).
 """
 from __future__ import annotations
 
@@ -25,10 +26,10 @@ __all__ = [
 
 # --- helpers ----------------------------------------------------------------------------
 def _promote(fname, xs, dtype=None, casting="same_kind"):
-    """Cast ``xs`` to their common NumPy dtype (or to ``dtype``, checking ``casting``)."""
+    """Cast ``xs`` to their common dtype (``dtypes.promote``; or to ``dtype``, checking ``casting``)."""
     srcs = [aval_of(x).dtype for x in xs]
     if dtype is None:
-        target = np.result_type(*srcs)
+        target = dtypes.promote(*srcs)
     else:
         target = dtypes.canonicalize(dtype, what=f"{fname} dtype")
         for i, src in enumerate(srcs):

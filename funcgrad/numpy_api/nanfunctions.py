@@ -269,7 +269,7 @@ def _lerp_at(s, k, q, qd, x_dtype, weak_q):
     nxt = lax.select(above, km1, lax.add(prev, _util.full(rshape, 1, _i64)))
     gamma = lax.sub(v, lax.select(above, _util.full(rshape, -1, qd), prev_f))
     lo, hi = _gather_last(s, prev), _gather_last(s, nxt)
-    dt = x_dtype if weak_q else np.result_type(x_dtype, qd)
+    dt = x_dtype if weak_q else dtypes.promote(x_dtype, qd)
     diff = lax.convert_element_type(lax.sub(hi, lo), dt)
     t = lax.convert_element_type(gamma, dt)
     one_minus_t = lax.convert_element_type(lax.sub(_util.full(rshape, 1, qd), gamma), dt)

@@ -81,7 +81,7 @@ def vander(x, N=None, increasing=False):
     N = n if N is None else static_int(N, "vander", "N")
     if N < 0:
         raise ValueError(f"vander: N must be non-negative, got {N}")
-    dt = np.promote_types(aval_of(xv).dtype, np.int64)
+    dt = dtypes.promote(aval_of(xv).dtype, np.int64)
     xv = cast(xv, dt)
     if N == 0:
         return zeros((n, 0), dt)

@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from funcgrad import config
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
 from funcgrad.numpy_api import _util
@@ -244,7 +245,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correctio
     n = _count(aval.shape, axes)
     mu = _div_count(lax.reduce_sum(_convert(x, dt), axes), n)
     mu = lax.broadcast_in_dim(lax.reshape(mu, _kept_shape(aval.shape, axes)), aval.shape, range(aval.ndim))
-    dev_dt = np.result_type(aval.dtype, dt)  # NumPy subtracts arr - mean in this dtype
+    dev_dt = dtypes.promote(aval.dtype, dt)  # NumPy subtracts arr - mean in this dtype
     dev = lax.sub(_convert(x, dev_dt), _convert(mu, dev_dt))
     if dev_dt.kind == "c":  # NumPy: |x - mean|**2, a real variance in the parts' dtype
         re, im = lax.real(dev), lax.imag(dev)
@@ -292,10 +293,9 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
             )
         w = lax.transpose(w, tuple(int(i) for i in np.argsort(ordered)))  # static metadata only
         w = lax.reshape(w, tuple(d if i in axes else 1 for i, d in enumerate(aval.shape)))
-    if aval.dtype.kind in "biu":
-        dt = np.result_type(aval.dtype, w_aval.dtype, _f64)
-    else:
-        dt = np.result_type(aval.dtype, w_aval.dtype)
+    dt = dtypes.promote(aval.dtype, w_aval.dtype)  # (NumPy: integer data averages in float64 at
+    if (aval.dtype.kind in "biu" and not config.JAX_PROMOTION[0]) or dt.kind in "biu":  # least; JAX's
+        dt = dtypes.promote(aval.dtype, w_aval.dtype, _f64)  # rules: an integer result is a float)
     w = _convert(w, dt)
     scl = sum(w, axes, keepdims=keepdims)
     wx = lax.mul(_convert(x, dt), _util.broadcast_to(w, aval.shape))
@@ -588,7 +588,7 @@ def _quantile_at(s, v, n, x_dtype, v_dtype, weak_q):
         dt = _float_dtype(x_dtype)
         t, one_minus_t = float(gamma), 1 - float(gamma)
     else:
-        dt = np.result_type(x_dtype, gamma.dtype)
+        dt = dtypes.promote(x_dtype, gamma.dtype)
         dt = _float_dtype(dt)
         t, one_minus_t = gamma, np.asarray(1 - gamma, dtype=gamma.dtype)
     lo, hi = _element(s, prev_i), _element(s, next_i)

@@ -457,7 +457,7 @@ def _basis(avals):
     array of shape ``(total,) + aval_j.shape``."""
     sizes = [int(np.prod(a.shape, dtype=np.int64)) for a in avals]
     total = sum(sizes)
-    dtype = np.result_type(*[a.dtype for a in avals]) if avals else np.float64
+    dtype = dtypes.promote(*[a.dtype for a in avals]) if avals else np.float64
     eye = np.eye(total, dtype=dtype)
     out, start = [], 0
     for a, n in zip(avals, sizes):

@@ -38,6 +38,7 @@ from funcgrad.transforms.batching import axis_env
 from funcgrad.transforms.jaxpr_ad import closed_jaxpr, linearize_jaxpr, transpose_jaxpr
 from funcgrad.transforms.jit_dispatch import FAST_TYPES as _FAST_TYPES
 from funcgrad.transforms.jit_dispatch import (
+    LIVE_JITTED,
     NATIVE,
     add_native_plan,
     add_plan,
@@ -71,7 +72,6 @@ class _Interpreted:
 
 
 _executables = weakref.WeakSet()  # every live executable, for inspection and tests
-LIVE_JITTED = weakref.WeakSet()  # every live jitted function (funcgrad.clear_caches empties their caches)
 
 
 def _memo(closed: ClosedJaxpr) -> dict:
@@ -328,6 +328,7 @@ class JittedFunction:
         self._fast: dict = {}  # (shape, dtype) per ndarray argument -> (exe.call, out_tree, single)
         self._plans: dict = {}  # _walk_args key -> (exe.call, out_tree, single, leaf order)
         self._native_plans: list = []  # what the native __call__ tries first (lowering.native_entry)
+        self._caches_by_rules: dict = {}  # traces made under other promotion rules (jit_dispatch)
         self._traces = 0  # times traced (each cache miss, and every call closing over tracers)
         LIVE_JITTED.add(self)
 
@@ -535,10 +536,8 @@ class JittedFunction:
         return max(0, self._traces - 1)
 
     def clear_cache(self) -> None:
-        self._cache.clear()
-        self._fast.clear()
-        self._plans.clear()
-        self._native_plans.clear()
+        for table in (self._cache, self._fast, self._plans, self._native_plans, self._caches_by_rules):
+            table.clear()
 
     __call__ = _call  # (until ``jit_dispatch.install_native`` makes it a native builtin)
 

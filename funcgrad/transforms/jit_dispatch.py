@@ -12,8 +12,11 @@ added after the general path ran the same call successfully.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
+from funcgrad import config
 from funcgrad.core import pytree
 from funcgrad.core.array import Array
 from funcgrad.core.trace import Tracer, get_aval_any
@@ -23,6 +26,30 @@ _MAX_PLANS = 256  # (a function called with ever new signatures keeps using the 
 
 _DICT, _LIST, _TUPLE, _NONE = object(), object(), object(), object()
 FAST_TYPES = (np.ndarray, Array)  # eager values are Arrays
+LIVE_JITTED = weakref.WeakSet()  # every live jitted function (funcgrad.clear_caches empties their caches)
+_rules_now = [config.read("funcgrad_promotion")]
+
+
+def promotion_rules_changed() -> None:
+    """``funcgrad_promotion`` changed: each live jitted function sets its traces for the
+    previous rules aside and takes back those it holds for the new ones (a program promotes
+    by the rules it was traced under, so a signature traced under one is a cache miss under
+    the other), and forgets its dispatch plans (``_fast``, ``_plans``, the native entry's),
+    which call the previous rules' programs. Switching back finds the earlier traces."""
+    new = config.read("funcgrad_promotion")
+    old, _rules_now[0] = _rules_now[0], new
+    if old == new:  # (another promotion flag changed)
+        return
+    for jf in list(LIVE_JITTED):
+        aside = jf._caches_by_rules
+        aside[old] = jf._cache
+        jf._cache = aside.pop(new, {})
+        jf._fast.clear()
+        jf._plans.clear()
+        jf._native_plans.clear()
+
+
+config.PROMOTION_HOOKS.append(promotion_rules_changed)
 
 
 def leaf_key(x):
