@@ -47,7 +47,8 @@ def test_split_shapes_fold_in_and_bits():
     np.testing.assert_array_equal(random.split(k, 7)[:3], random.split(k, 3))
     a, b = random.fold_in(k, 1), random.fold_in(k, 2)
     assert a.dtype == np.uint32 and a.shape == (2,) and not np.array_equal(a, b)
-    b32 = random.bits(k, (1000,))
+    assert random.bits(k, (3,)).dtype == np.uint64  # JAX's default under jax_enable_x64
+    b32 = random.bits(k, (1000,), np.uint32)
     assert b32.dtype == np.uint32 and len(np.unique(np.asarray(b32))) == 1000
     b64 = random.bits(k, (4,), np.uint64)
     assert b64.dtype == np.uint64 and int(np.max(b64)) > 2**33
@@ -152,7 +153,7 @@ def test_bad_seeds_shapes_and_dtypes():
         random.split(random.PRNGKey(0), -1)
     with pytest.raises(TypeError, match="bits: dtype must be an unsigned integer dtype"):
         random.bits(random.PRNGKey(0), (2,), np.int32)
-    with pytest.raises(TypeError, match="normal: dtype must be a floating-point dtype"):
+    with pytest.raises(TypeError, match="normal: dtype must be a floating-point or complex dtype"):
         random.normal(random.PRNGKey(0), (2,), np.int64)
     with pytest.raises(TypeError, match="normal: shape must be a tuple of non-negative ints"):
         random.normal(random.PRNGKey(0), (2.5,))

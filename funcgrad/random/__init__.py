@@ -41,15 +41,7 @@ from funcgrad.random.continuous import (
     weibull_min,
 )
 from funcgrad.random.counts import binomial, multinomial, poisson
-from funcgrad.random.discrete import (
-    bernoulli,
-    categorical,
-    choice,
-    geometric,
-    permutation,
-    rademacher,
-    randint,
-)
+from funcgrad.random.discrete import bernoulli, categorical, choice, geometric, permutation, rademacher, randint
 from funcgrad.random.gamma import ball, beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, t
 from funcgrad.random.keys import (
     KeyArray,

@@ -158,7 +158,18 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
         raise ValueError("categorical: logits must have at least one dimension (the categories)")
     ax = _axis("categorical", axis, ndim)
     batch = tuple(d for i, d in enumerate(logits.shape) if i != ax)
-    shape = batch if shape is None else out_shape("categorical", shape, fnp.zeros(batch))
+    if shape is None:
+        shape = batch
+    else:
+        shape = shape_arg("categorical", shape)
+        tail = shape[len(shape) - len(batch):]
+        try:
+            ok = len(shape) >= len(batch) and np.broadcast_shapes(tail, batch) == tail
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"categorical: shape {shape} must end with a shape the batch shape {batch} (logits "
+                             f"{logits.shape} without axis {ax}) broadcasts to")
     prefix = shape[: len(shape) - len(batch)]
     if replace:
         lshape = list(shape[len(prefix):])
