@@ -161,6 +161,12 @@ def binomial(key, n, p, shape=None, dtype=None):
 
 
 def _binomial(raw, count, prob, shape, dt):
+    # (eagerly, NumPy would warn where a branch divides by zero in lanes the other fills)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _binomial_branches(raw, count, prob, shape, dt)
+
+
+def _binomial_branches(raw, count, prob, shape, dt):
     p_lt_half = prob < 0.5
     q = fnp.where(p_lt_half, prob, 1.0 - prob)
     count_nan_or_neg = fnp.isnan(count) | (count < 0.0)
