@@ -107,6 +107,11 @@ SAMPLERS = {
     "exponential": lambda k: random.exponential(k, (3,)),
     "gamma": lambda k: random.gamma(k, fnp.array([0.4, 3.0])),
     "poisson": lambda k: random.poisson(k, fnp.array([2.0, 40.0])),
+    "binomial": lambda k: random.binomial(k, fnp.array([5.0, 300.0]), 0.4),
+    "multinomial": lambda k: random.multinomial(k, 10.0, fnp.array([0.2, 0.3, 0.5])),
+    "dirichlet": lambda k: random.dirichlet(k, fnp.array([0.5, 2.0])),
+    "geometric": lambda k: random.geometric(k, 0.3, (3,)),
+    "wald": lambda k: random.wald(k, 2.0, (3,)),
 }
 JIT_CHECKED = ("uniform", "normal", "normal_f32", "randint", "bits", "bernoulli", "categorical", "choice",
                "permutation", "gamma", "poisson")
@@ -124,7 +129,8 @@ def test_same_key_same_values_eagerly_and_under_jit(name):
         np.testing.assert_array_equal(j, e)
 
 
-@pytest.mark.parametrize("name", ["uniform", "normal", "randint", "categorical", "gamma", "poisson"])
+@pytest.mark.parametrize("name", ["uniform", "normal", "randint", "categorical", "gamma", "poisson", "binomial",
+                                  "multinomial", "dirichlet", "geometric", "wald"])
 def test_vmap_over_split_keys_matches_each_key(name):
     f = SAMPLERS[name]
     keys = random.split(random.PRNGKey(5), 3)
