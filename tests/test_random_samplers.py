@@ -40,7 +40,7 @@ def test_uniform_and_normal(dtype):
     z = random.normal(KEY, (N // 40, 40), dtype)
     assert z.dtype == dtype and z.shape == (N // 40, 40)
     ks(z, "norm")
-    assert random.normal(KEY, (7,)).shape == (7,)  # odd sizes: one Box-Muller value dropped
+    assert random.normal(KEY, (7,)).shape == (7,)
 
 
 def test_truncated_normal():
