@@ -83,6 +83,7 @@ CASES = [
     *case("randint", T(8), 0, 10), *case("randint", T(5), -100, 100, "int32"),
     *case("randint", T(6), 0, 256, "uint8"), *case("randint", T(3, 2), A([0, 10], "int64"), 20),
     *case("randint", T(3), 5, 2), *case("randint", T(4), -(2 ** 62), 2 ** 62),
+    *case("randint", T(4), 0, 2 ** 32, "uint32"), *case("randint", T(4), -128, 200, "int8"),
     *case("bernoulli", 0.3, T(10)), *case("bernoulli", A([0.1, 0.5, 0.9])), *case("bernoulli", 0.2, T(6), mode="high"),
     *case("rademacher", T(8)), *case("rademacher", T(4), "float32"),
     *case("geometric", 0.3, T(8)), *case("geometric", A([0.05, 0.5, 0.9]), dtype="int32"),

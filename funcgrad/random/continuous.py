@@ -200,12 +200,9 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
     """Weibull floats: ``(-log1p(-u)) ** (1 / concentration) * scale`` (inverse CDF)."""
     raw, shape, dt = _sampler_args("weibull_min", key, shape, dtype)
     u = uniform_raw(raw, shape, dt)
-    return fnp.power(-fnp.log1p(-u), 1.0 / fnp.asarray(concentration) if _is_array(concentration)
-                     else 1.0 / concentration) * scale
-
-
-def _is_array(x):
-    return not isinstance(x, (int, float))
+    # (Python numbers stay weak, so float32 draws stay float32, as in JAX)
+    c = concentration if isinstance(concentration, (int, float)) else fnp.asarray(concentration)
+    return fnp.power(-fnp.log1p(-u), 1.0 / c) * scale
 
 
 def rayleigh(key, scale, shape=None, dtype=None):

@@ -82,10 +82,17 @@ def _randint(raw, lo, hi, shape, dt):
     span = fnp.where(out_of_range & (hi > lo), span + np.array(1, udt), span)
     span = fnp.broadcast_to(span, shape)
     # (2**nbits) mod span, from (2**(nbits/2) mod span) squared, all in nbits-wide words
-    mult = lax.rem(fnp.full(shape, 2 ** (nbits // 2), udt), span)
-    mult = lax.rem(mult * mult, span)
-    offset = lax.rem(lax.rem(higher, span) * mult + lax.rem(lower, span), span)
+    mult = _rem(fnp.full(shape, 2 ** (nbits // 2), udt), span)
+    mult = _rem(mult * mult, span)
+    offset = _rem(_rem(higher, span) * mult + _rem(lower, span), span)
     return fnp.broadcast_to(lo, shape) + offset.astype(dt)
+
+
+def _rem(a, b):
+    """Unsigned ``a % b`` with XLA's ``a % 0 == a`` (a span of 2**nbits wraps to 0, and
+    then the remainders must leave the bits alone)."""
+    zero = b == 0
+    return fnp.where(zero, a, lax.rem(a, fnp.where(zero, np.array(1, b.dtype), b)))
 
 
 def bernoulli(key, p=0.5, shape=None, mode="low"):
