@@ -5,7 +5,7 @@ fixed keys, both raw ``PRNGKey`` keys and typed ``key`` keys. The table,
 only place JAX is imported); this test reads only the table.
 
 Integers, booleans and keys must be equal. Floats must agree to ``RTOL`` (float64:
-1e-12; float32: 1e-6, a few float32 ulps): funcgrad evaluates JAX's formulas in JAX's
+1e-12; float32: 2e-6, some float32 ulps): funcgrad evaluates JAX's formulas in JAX's
 order, but XLA's CPU compiler fuses ``a * b + c`` into one fused multiply-add (one
 rounding where NumPy rounds twice), and its ``log``, ``log1p``, ``exp``, ``pow``, ``tan``,
 ``erf`` and ``lgamma`` differ from NumPy's (eager) and funcgrad's compiled ones (jit) by
@@ -28,7 +28,8 @@ from funcgrad import random
 
 DATA = json.loads((pathlib.Path(__file__).parent / "data" / "jax_random_fixtures.json").read_text())
 CASES = DATA["cases"]
-RTOL = {"float64": 1e-12, "float32": 1e-6, "complex128": 1e-12, "complex64": 1e-6}
+# float32: ~16 ulps (measured: up to 6; compiled math differs a little between CPUs)
+RTOL = {"float64": 1e-12, "float32": 2e-6, "complex128": 1e-12, "complex64": 2e-6}
 # (function, dtype) -> (rtol, atol), and why
 LOOSER = {
     # mean + factor @ z: the cancellation in the sum makes the error absolute, and the
