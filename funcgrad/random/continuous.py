@@ -118,7 +118,8 @@ def logistic(key, shape=(), dtype=None):
     return fnp.log(u) - fnp.log1p(-u)
 
 
-def _mode(fname, mode):
+def gumbel_mode(fname, mode):
+    """The Gumbel sampler's ``mode`` (None means "low"), checked."""
     if mode is None:
         return "low"
     if mode not in ("low", "high", "highest"):
@@ -130,7 +131,7 @@ def gumbel(key, shape=(), dtype=None, mode=None):
     """Standard Gumbel floats: ``-log(-log(u))``; ``mode="high"`` (or ``"highest"``) adds a
     second uniform's bits below the first's for values further into the tail, as JAX."""
     raw, shape, dt = _sampler_args("gumbel", key, shape, dtype)
-    return gumbel_raw(raw, shape, dt, _mode("gumbel", mode))
+    return gumbel_raw(raw, shape, dt, gumbel_mode("gumbel", mode))
 
 
 def gumbel_raw(raw, shape, dt, mode="low"):

@@ -20,7 +20,7 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.core import dtypes
 from funcgrad.core.trace import Tracer
-from funcgrad.random.continuous import _mode, const, gumbel_raw, out_shape, param, uniform_raw
+from funcgrad.random.continuous import const, gumbel_mode, gumbel_raw, out_shape, param, uniform_raw
 from funcgrad.random.keys import random_bits, shape_arg, single_key, split
 
 _I64 = np.dtype(np.int64)
@@ -156,7 +156,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     distinct indices (then ``prod(shape[:-batch])`` must not exceed the number of
     categories)."""
     raw, _ = single_key("categorical", key)
-    mode = _mode("categorical", mode)
+    mode = gumbel_mode("categorical", mode)
     logits = fnp.asarray(logits)
     if logits.dtype.kind != "f":
         logits = logits.astype(np.float64)
@@ -202,7 +202,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     if not isinstance(shape, (tuple, list)):
         raise TypeError(f"choice: shape must be a tuple of ints, got {shape!r}")
     shape = shape_arg("choice", shape)
-    mode = _mode("choice", mode)
+    mode = gumbel_mode("choice", mode)
     arr = fnp.asarray(a)
     if arr.ndim == 0:
         if isinstance(a, Tracer) or arr.dtype.kind not in "iu":
