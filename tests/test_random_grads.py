@@ -90,3 +90,16 @@ def test_beta_and_dirichlet_gradients():
 def test_t_gradient_flows_to_df():
     g = fg.grad(lambda df: fnp.sum(random.t(KEY, df, (3,)) ** 2))(5.0)
     assert np.isfinite(g) and g != 0.0
+
+
+def test_loggamma_and_chisquare_grads_are_gammas():
+    # exp(loggamma(k, a)) is gamma(k, a) (the same draw, in log space), and so are their
+    # implicit-reparameterisation derivatives; chisquare(k, df) is 2 exp(loggamma(k, df/2))
+    a = np.array([0.4, 1.0, 3.5])
+    g_gamma = fg.grad(lambda a: fnp.sum(random.gamma(KEY, a)))(a)
+    g_log = fg.grad(lambda a: fnp.sum(fnp.exp(random.loggamma(KEY, a))))(a)
+    np.testing.assert_allclose(g_log, g_gamma, rtol=1e-10)
+    g_chi = fg.grad(lambda df: fnp.sum(random.chisquare(KEY, df)))(2 * a)
+    np.testing.assert_allclose(g_chi, g_gamma, rtol=1e-10)
+    g_jit = fg.jit(fg.grad(lambda a: fnp.sum(random.loggamma(KEY, a))))(a)
+    np.testing.assert_allclose(g_jit, g_gamma / np.asarray(random.gamma(KEY, a)), rtol=1e-10)

@@ -47,7 +47,8 @@ def test_split_shapes_fold_in_and_bits():
     np.testing.assert_array_equal(random.split(k, 7)[:3], random.split(k, 3))
     a, b = random.fold_in(k, 1), random.fold_in(k, 2)
     assert a.dtype == np.uint32 and a.shape == (2,) and not np.array_equal(a, b)
-    b32 = random.bits(k, (1000,))
+    assert random.bits(k, (3,)).dtype == np.uint64  # JAX's default under jax_enable_x64
+    b32 = random.bits(k, (1000,), np.uint32)
     assert b32.dtype == np.uint32 and len(np.unique(np.asarray(b32))) == 1000
     b64 = random.bits(k, (4,), np.uint64)
     assert b64.dtype == np.uint64 and int(np.max(b64)) > 2**33
@@ -106,6 +107,11 @@ SAMPLERS = {
     "exponential": lambda k: random.exponential(k, (3,)),
     "gamma": lambda k: random.gamma(k, fnp.array([0.4, 3.0])),
     "poisson": lambda k: random.poisson(k, fnp.array([2.0, 40.0])),
+    "binomial": lambda k: random.binomial(k, fnp.array([5.0, 300.0]), 0.4),
+    "multinomial": lambda k: random.multinomial(k, 10.0, fnp.array([0.2, 0.3, 0.5])),
+    "dirichlet": lambda k: random.dirichlet(k, fnp.array([0.5, 2.0])),
+    "geometric": lambda k: random.geometric(k, 0.3, (3,)),
+    "wald": lambda k: random.wald(k, 2.0, (3,)),
 }
 JIT_CHECKED = ("uniform", "normal", "normal_f32", "randint", "bits", "bernoulli", "categorical", "choice",
                "permutation", "gamma", "poisson")
@@ -123,7 +129,8 @@ def test_same_key_same_values_eagerly_and_under_jit(name):
         np.testing.assert_array_equal(j, e)
 
 
-@pytest.mark.parametrize("name", ["uniform", "normal", "randint", "categorical", "gamma", "poisson"])
+@pytest.mark.parametrize("name", ["uniform", "normal", "randint", "categorical", "gamma", "poisson", "binomial",
+                                  "multinomial", "dirichlet", "geometric", "wald"])
 def test_vmap_over_split_keys_matches_each_key(name):
     f = SAMPLERS[name]
     keys = random.split(random.PRNGKey(5), 3)
@@ -152,7 +159,7 @@ def test_bad_seeds_shapes_and_dtypes():
         random.split(random.PRNGKey(0), -1)
     with pytest.raises(TypeError, match="bits: dtype must be an unsigned integer dtype"):
         random.bits(random.PRNGKey(0), (2,), np.int32)
-    with pytest.raises(TypeError, match="normal: dtype must be a floating-point dtype"):
+    with pytest.raises(TypeError, match="normal: dtype must be a floating-point or complex dtype"):
         random.normal(random.PRNGKey(0), (2,), np.int64)
     with pytest.raises(TypeError, match="normal: shape must be a tuple of non-negative ints"):
         random.normal(random.PRNGKey(0), (2.5,))

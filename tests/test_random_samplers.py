@@ -40,7 +40,7 @@ def test_uniform_and_normal(dtype):
     z = random.normal(KEY, (N // 40, 40), dtype)
     assert z.dtype == dtype and z.shape == (N // 40, 40)
     ks(z, "norm")
-    assert random.normal(KEY, (7,)).shape == (7,)  # odd sizes: one Box-Muller value dropped
+    assert random.normal(KEY, (7,)).shape == (7,)
 
 
 def test_truncated_normal():
@@ -176,14 +176,14 @@ def test_bad_sampler_arguments():
         random.choice(KEY, 2, (2,), p=np.array([1.5, -0.5]))
     with pytest.raises(TypeError, match="choice: shape must be a tuple"):
         random.choice(KEY, 3, 2)
-    with pytest.raises(ValueError, match="categorical: shape \\(3,\\) must end with the batch shape \\(2,\\)"):
+    with pytest.raises(ValueError, match="categorical: shape \\(3,\\) must end with a shape the batch shape \\(2,\\)"):
         random.categorical(KEY, np.zeros((2, 4)), shape=(3,))
     with pytest.raises(ValueError, match="categorical: cannot draw 5 distinct categories out of 4"):
         random.categorical(KEY, np.zeros(4), shape=(5,), replace=False)
     with pytest.raises(TypeError, match="permutation: x must be a concrete int"):
         random.permutation(KEY, 2.5)
-    with pytest.raises(TypeError, match="randint: minval must be an integer, got float64"):
-        random.randint(KEY, (2,), 0.5, 3)
+    # float bounds are cast to int, as JAX does
+    np.testing.assert_array_equal(random.randint(KEY, (4,), 0.5, 3.7), random.randint(KEY, (4,), 0, 3))
     with pytest.raises(ValueError, match="multivariate_normal: mean must have shape \\(..., n\\) and cov"):
         random.multivariate_normal(KEY, np.zeros(2), np.eye(3))
     with pytest.raises(ValueError, match="multivariate_normal: method must be"):
@@ -191,3 +191,62 @@ def test_bad_sampler_arguments():
     with pytest.raises(ValueError, match="dirichlet: alpha must have at least one dimension"):
         random.dirichlet(KEY, 1.0)
     assert math.isclose(float(np.mean(random.gamma(KEY, 3.0, (N,)))), 3.0, rel_tol=0.05)
+
+
+@pytest.mark.parametrize("name, args, dist, dist_args", [
+    ("lognormal", (0.7,), "lognorm", (0.7,)),
+    ("pareto", (2.5,), "pareto", (2.5,)),
+    ("weibull_min", (1.5, 2.0), "weibull_min", (2.0, 0.0, 1.5)),
+    ("rayleigh", (2.0,), "rayleigh", (0.0, 2.0)),
+    ("triangular", (0.0, 0.3, 2.0), "triang", (0.15, 0.0, 2.0)),
+    ("wald", (1.5,), "invgauss", (1.5,)),
+    ("chisquare", (3.0,), "chi2", (3.0,)),
+    ("f", (4.0, 9.0), "f", (4.0, 9.0)),
+    ("generalized_normal", (1.5,), "gennorm", (1.5,)),
+    ("maxwell", (), "maxwell", ()),
+    ("double_sided_maxwell", (0.0, 1.0), "dweibull", None),  # checked below by |x| ~ maxwell
+])
+def test_more_continuous_samplers(name, args, dist, dist_args):
+    x = np.asarray(getattr(random, name)(KEY, *args, shape=(N,)) if name != "double_sided_maxwell"
+                   else random.double_sided_maxwell(KEY, *args, shape=(N,)))
+    assert x.dtype == np.float64 and x.shape == (N,)
+    if dist_args is None:
+        ks(np.abs(x), "maxwell")
+        chi2([np.sum(x < 0), np.sum(x > 0)], [0.5, 0.5])
+    else:
+        ks(x, dist, *dist_args)
+
+
+def test_loggamma_ball_and_exact_counts():
+    lg = np.asarray(random.loggamma(KEY, 0.01, (N,)))
+    assert np.all(np.isfinite(lg)) and lg.min() < -300  # far below float64's smallest normal: no underflow
+    ks(np.exp(np.asarray(random.loggamma(KEY, 2.5, (N,)))), "gamma", 2.5)
+    b = np.asarray(random.ball(KEY, 3, 2, (N,)))
+    r = np.linalg.norm(b, axis=-1)
+    ks(r ** 3, "uniform")  # uniform in the 3-d ball: P(|x| < r) = r**3
+    b1 = np.asarray(random.ball(KEY, 2, 1.0, (N,)))
+    assert np.all(np.abs(b1).sum(-1) <= 1)
+
+
+def _discrete_chi2(x, pmf, support):
+    counts = [np.sum(x == k) for k in support] + [np.sum(~np.isin(x, support))]
+    probs = list(pmf(np.asarray(support)))
+    chi2(counts, probs + [1 - sum(probs)])
+
+
+def test_binomial_geometric_rademacher_multinomial_chi_square():
+    for n, p in ((12.0, 0.3), (400.0, 0.6)):  # the inversion and the BTRS branches
+        x = np.asarray(random.binomial(random.fold_in(KEY, int(n)), n, p, (N,)))
+        assert x.dtype == np.float64
+        lo, hi = int(stats.binom.ppf(0.005, n, p)), int(stats.binom.ppf(0.995, n, p))
+        _discrete_chi2(x, lambda k: stats.binom.pmf(k, n, p), list(range(lo, hi + 1)))
+    assert np.isnan(np.asarray(random.binomial(KEY, -1.0, 0.5)))
+    g = np.asarray(random.geometric(KEY, 0.3, (N,)))
+    assert g.dtype == np.int64 and g.min() >= 1
+    _discrete_chi2(g, lambda k: stats.geom.pmf(k, 0.3), list(range(1, 12)))
+    r = np.asarray(random.rademacher(KEY, (N,)))
+    assert set(np.unique(r)) == {-1, 1}
+    chi2([np.sum(r < 0), np.sum(r > 0)], [0.5, 0.5])
+    m = np.asarray(random.multinomial(KEY, 20.0, np.array([0.2, 0.3, 0.5]), shape=(N // 4, 3)))
+    np.testing.assert_array_equal(m.sum(-1), 20.0)
+    _discrete_chi2(m[:, 1], lambda k: stats.binom.pmf(k, 20, 0.3), list(range(1, 11)))

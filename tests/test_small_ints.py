@@ -145,7 +145,7 @@ def test_bool_arithmetic_is_numpys():
 
 def test_random_bits_and_randint_in_small_dtypes():
     key = random.key(3)
-    wide = random.bits(key, (4, 3))
+    wide = random.bits(key, (4, 3), np.uint32)
     for dt in (np.uint8, np.uint16):
         bits = random.bits(key, (4, 3), dt)
         assert bits.dtype == dt

@@ -1,23 +1,22 @@
-"""Continuous samplers built on ``uniform``: JAX's transforms, reparameterised, so
-``grad`` flows to ``minval``/``maxval``, ``lower``/``upper``, ``mean``/``cov`` and (through
-``gamma``) ``df``.
+"""Samplers that transform uniforms: ``uniform`` and the inverse-CDF family
+(``exponential``, ``laplace``, ``logistic``, ``gumbel``, ``cauchy``, ``pareto``,
+``weibull_min``, ``rayleigh``, ``triangular``), each JAX's formula with JAX's order of
+operations, so the values match ``jax.random`` (under ``jax_enable_x64``) to within the
+rounding of the transcendental functions.
 
 Floats from bits (as JAX): the top mantissa-many bits, or'ed into the bit pattern of
 1.0, give a float in [1, 2); minus 1 that is uniform on [0, 1) on a grid of 2**-52
-(float64) or 2**-23 (float32). ``normal`` is Box-Muller (exact in distribution, no
-rejection, vectorised under jit); JAX uses ``sqrt(2) erf_inv(u)``, so normal values (and
-what is built on them) differ from JAX's while the bits and uniforms agree.
+(float64) or 2**-23 (float32). ``uniform`` is reparameterised: ``grad`` flows to
+``minval``/``maxval`` (and through the transforms to their parameters).
 """
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.core import dtypes
-from funcgrad.random.keys import random_bits, shape_arg, single_key, split
+from funcgrad.random.keys import random_bits, shape_arg, single_key
 
 _F64 = np.dtype(np.float64)
 
@@ -54,6 +53,10 @@ def out_shape(fname: str, shape, *params) -> tuple:
     return shape
 
 
+def const(x, dtype):
+    return np.array(x, dtype)
+
+
 def unit_floats(raw, shape, dtype):
     """Uniform floats on [0, 1) from mantissa bits (see the module docstring)."""
     nbits, nmant = 8 * dtype.itemsize, np.finfo(dtype).nmant
@@ -64,9 +67,13 @@ def unit_floats(raw, shape, dtype):
     return lax.bitcast_convert_type(mant, dtype) - np.array(1.0, dtype)
 
 
-def uniform_raw(fname, raw, shape, dtype, minval, maxval):
+def uniform_raw(raw, shape, dtype, minval=0.0, maxval=1.0):
+    """``max(minval, u * (maxval - minval) + minval)`` for ``u`` uniform on [0, 1) (JAX's
+    order of operations); ``minval``/``maxval`` arrays of ``dtype`` or Python floats."""
     floats = unit_floats(raw, shape, dtype)
-    return fnp.maximum(minval, floats * (maxval - minval) + minval)
+    lo = minval if hasattr(minval, "dtype") else const(minval, dtype)
+    hi = maxval if hasattr(maxval, "dtype") else const(maxval, dtype)
+    return fnp.maximum(lo, floats * (hi - lo) + lo)
 
 
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
@@ -78,160 +85,146 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     raw, _ = single_key("uniform", key)
     dt = float_dtype("uniform", dtype)
     lo, hi = param("uniform", "minval", minval, dt), param("uniform", "maxval", maxval, dt)
-    return uniform_raw("uniform", raw, out_shape("uniform", shape, lo, hi), dt, lo, hi)
+    out_shape("uniform", shape, lo, hi)
+    return uniform_raw(raw, shape_arg("uniform", shape), dt, lo, hi)
 
 
-def normal_raw(raw, shape, dtype):
-    """Box-Muller: from uniforms (u1, u2) of the first and second half of the counters,
-    ``r = sqrt(-2 log(1 - u1))`` (1 - u1 in (0, 1]) and the pair ``r cos(2 pi u2)``,
-    ``r sin(2 pi u2)``. Exact in distribution, and all its functions vectorise under jit
-    (erf_inv, JAX's route, is a scalar Newton solve here and ~17x slower)."""
-    n = math.prod(shape)
-    m = (n + 1) // 2
-    u = unit_floats(raw, (2, m), dtype)
-    # The barriers make compiled code compute each pair's radius and angle once, into
-    # buffers; fused into the output loop, each of the pair's two outputs would hash both
-    # counters and take the log again.
-    r, theta = lax.optimization_barrier((
-        fnp.sqrt(np.array(-2.0, dtype) * fnp.log(np.array(1.0, dtype) - u[0])),
-        np.array(2 * np.pi, dtype) * u[1]))
-    # cos(theta - pi/2) = sin(theta): one branch-free expression for both halves, so the
-    # compiled loop vectorises (a concatenate of cos and sin halves selects per element).
-    phase = np.array([[0.0], [np.pi / 2]], dtype)
-    # Computed as a (2, m) array (a barrier again: the output's flat loop would map each
-    # index back to (half, pair) and lose vectorisation of the cos), then laid out flat.
-    z = lax.optimization_barrier(r * fnp.cos(theta - phase))
-    return fnp.reshape(fnp.reshape(z, (2 * m,))[:n], shape)
-
-
-def normal(key, shape=(), dtype=None):
-    """Standard normal floats of ``shape`` (Box-Muller pairs of uniforms, see ``normal_raw``)."""
-    raw, _ = single_key("normal", key)
-    return normal_raw(raw, shape_arg("normal", shape), float_dtype("normal", dtype))
-
-
-def truncated_normal(key, lower, upper, shape=None, dtype=None):
-    """Standard normal values conditioned on ``lower < x < upper`` (inverse-CDF method;
-    differentiable in ``lower``/``upper``)."""
-    raw, _ = single_key("truncated_normal", key)
-    dt = float_dtype("truncated_normal", dtype)
-    lower, upper = param("truncated_normal", "lower", lower, dt), param("truncated_normal", "upper", upper, dt)
-    shape = out_shape("truncated_normal", shape, lower, upper)
-    sqrt2 = np.array(np.sqrt(2.0), dt)
-    a, b = lax_erf(lower / sqrt2), lax_erf(upper / sqrt2)
-    u = uniform_raw("truncated_normal", raw, shape, dt, a, b)
-    out = sqrt2 * lax.erf_inv(u)
-    # Rounding may land on a bound: clamp into the open interval, as JAX does.
-    return fnp.clip(out, _next_up(lower), -_next_up(-upper))
-
-
-def lax_erf(x):
-    return lax.erf(fnp.asarray(x))
-
-
-def _next_up(x):
-    """``numpy.nextafter(x, inf)`` for non-NaN ``x``, on the bits (no nextafter primitive)."""
-    x = fnp.asarray(x)
-    dt = np.dtype(x.dtype)
-    sint = np.dtype(f"i{dt.itemsize}")
-    i = lax.bitcast_convert_type(x, sint)
-    step = fnp.where(x >= 0, i + 1, i - 1)  # (the positive zero's successor is the smallest subnormal)
-    up = lax.bitcast_convert_type(fnp.asarray(step, sint), dt)
-    tiny = np.array(np.nextafter(dt.type(0), dt.type(1)), dt)
-    return fnp.where(x == 0, tiny, fnp.where(x == np.inf, x, up))
-
-
-def _open_uniform(fname, key, shape, dtype, minval):
-    """Uniform on [minval, 1) for the log-based transforms below."""
+def _sampler_args(fname, key, shape, dtype):
     raw, _ = single_key(fname, key)
-    dt = float_dtype(fname, dtype)
-    return uniform_raw(fname, raw, shape_arg(fname, shape), dt, np.array(minval(dt), dt), np.array(1.0, dt)), dt
+    return raw, shape_arg(fname, shape), float_dtype(fname, dtype)
 
 
 def exponential(key, shape=(), dtype=None):
     """Exponential(1) floats: ``-log1p(-u)``."""
-    u, _ = _open_uniform("exponential", key, shape, dtype, lambda dt: 0.0)
-    return -fnp.log1p(-u)
+    raw, shape, dt = _sampler_args("exponential", key, shape, dtype)
+    return exponential_raw(raw, shape, dt)
+
+
+def exponential_raw(raw, shape, dt):
+    return -fnp.log1p(-uniform_raw(raw, shape, dt))
 
 
 def laplace(key, shape=(), dtype=None):
     """Laplace(0, 1) floats: ``sign(u) * log1p(-|u|)`` for ``u`` uniform on (-1, 1)."""
-    u, _ = _open_uniform("laplace", key, shape, dtype, lambda dt: -1.0 + np.finfo(dt).epsneg)
+    raw, shape, dt = _sampler_args("laplace", key, shape, dtype)
+    u = uniform_raw(raw, shape, dt, -1.0 + float(np.finfo(dt).epsneg), 1.0)
     return fnp.sign(u) * fnp.log1p(-fnp.abs(u))
 
 
 def logistic(key, shape=(), dtype=None):
-    """Standard logistic floats: ``log(u / (1 - u))``."""
-    u, _ = _open_uniform("logistic", key, shape, dtype, lambda dt: np.finfo(dt).tiny)
-    return fnp.log(u / (1 - u))
+    """Standard logistic floats: ``log(u) - log1p(-u)``."""
+    raw, shape, dt = _sampler_args("logistic", key, shape, dtype)
+    u = uniform_raw(raw, shape, dt, float(np.finfo(dt).tiny), 1.0)
+    return fnp.log(u) - fnp.log1p(-u)
 
 
-def gumbel(key, shape=(), dtype=None):
-    """Standard Gumbel floats: ``-log(-log(u))``."""
-    u, _ = _open_uniform("gumbel", key, shape, dtype, lambda dt: np.finfo(dt).tiny)
-    return -fnp.log(-fnp.log(u))
+def gumbel_mode(fname, mode):
+    """The Gumbel sampler's ``mode`` (None means "low"), checked."""
+    if mode is None:
+        return "low"
+    if mode not in ("low", "high", "highest"):
+        raise ValueError(f"{fname}: mode must be None, 'low', 'high' or 'highest', got {mode!r}")
+    return mode
+
+
+def gumbel(key, shape=(), dtype=None, mode=None):
+    """Standard Gumbel floats: ``-log(-log(u))``; ``mode="high"`` (or ``"highest"``) adds a
+    second uniform's bits below the first's for values further into the tail, as JAX."""
+    raw, shape, dt = _sampler_args("gumbel", key, shape, dtype)
+    return gumbel_raw(raw, shape, dt, gumbel_mode("gumbel", mode))
+
+
+def gumbel_raw(raw, shape, dt, mode="low"):
+    info = np.finfo(dt)
+    if mode == "low":
+        return -fnp.log(-fnp.log(uniform_raw(raw, shape, dt, float(info.tiny), 1.0)))
+    if mode == "highest" and dt == np.float32:
+        return _gumbel_highest32(raw, shape)
+    u = uniform_raw(raw, (2,) + shape, dt)
+    high, low = u[0], u[1]
+    x = fnp.where(high >= 0.5, high, high + const(2.0 ** -info.nmant, dt) * low + const(info.tiny, dt))
+    return -fnp.log(-fnp.log1p(-x))
+
+
+def _clz32(x):
+    """Leading zero bits of uint32 ``x`` (32 for 0), by halving."""
+    n = fnp.zeros(fnp.shape(x), np.uint32)
+    for s in (16, 8, 4, 2, 1):
+        small = x < np.uint32(1 << (32 - s))
+        n = fnp.where(small, n + np.uint32(s), n)
+        x = fnp.where(small, x << np.uint32(s), x)
+    return n + (x >> np.uint32(31) == 0).astype(np.uint32)
+
+
+def _safe_int_to_float(hi, lo):
+    """The 64-bit fixed-point fraction ``(hi, lo) / 2**64`` as a float32 in (0, 1), keeping
+    every significant bit (JAX's ``_safe_int_to_float``)."""
+    u32 = np.uint32
+    hiclz, loclz = _clz32(hi), _clz32(lo)
+    mant = (hi << hiclz) | fnp.where(hiclz == 32, lo << loclz, lo >> (u32(32) - hiclz))
+    mant = (mant >> u32(8)) & u32((1 << 23) - 1)
+    exp = (u32(126) - fnp.where(hiclz == 32, u32(32) + loclz, hiclz)) << u32(23)
+    exp = exp & u32((1 << 30) - (1 << 22))
+    return lax.bitcast_convert_type(exp | mant, np.dtype(np.float32))
+
+
+def _gumbel_highest32(raw, shape):
+    bits = random_bits(raw, 32, (2,) + shape)
+    neg = ~bits
+    lo_bits = neg[1]
+    # 1 - bits in 64-bit fixed point
+    carry = (lo_bits == np.uint32(0xFFFFFFFF)).astype(np.uint32)
+    neg = neg + fnp.stack([carry, fnp.ones_like(lo_bits)])
+    flip = bits[0] < np.uint32(1 << 31)
+    sel = fnp.where(flip, bits, neg)
+    x = _safe_int_to_float(sel[0], sel[1])
+    return fnp.where(flip, -fnp.log(-fnp.log1p(-x)), -fnp.log(-fnp.log(x)))
 
 
 def cauchy(key, shape=(), dtype=None):
     """Standard Cauchy floats: ``tan(pi * (u - 1/2))``."""
-    u, dt = _open_uniform("cauchy", key, shape, dtype, lambda dt: np.finfo(dt).eps)
-    return fnp.tan(np.array(np.pi, dt) * (u - 0.5))
+    raw, shape, dt = _sampler_args("cauchy", key, shape, dtype)
+    u = uniform_raw(raw, shape, dt, float(np.finfo(dt).eps), 1.0)
+    return fnp.tan(const(np.pi, dt) * (u - const(0.5, dt)))
 
 
-def t(key, df, shape=(), dtype=None):
-    """Student's t floats with ``df`` degrees of freedom: ``z * sqrt(df / (2 g))`` with
-    ``g ~ Gamma(df / 2)`` (differentiable in ``df`` through ``gamma``)."""
-    from funcgrad.random.gamma import gamma_raw
-
-    raw, _ = single_key("t", key)
-    dt = float_dtype("t", dtype)
-    df = param("t", "df", df, dt)
-    shape = out_shape("t", shape, df)
-    key_n, key_g = split(raw)
-    half_df = df / 2
-    g = gamma_raw("t", key_g, fnp.broadcast_to(half_df, shape), shape, dt)
-    return normal_raw(key_n, shape, dt) * fnp.sqrt(half_df / g)
+def pareto(key, b, shape=None, dtype=None):
+    """Pareto(b) floats on [1, inf): ``exp(e / b)`` for ``e`` exponential."""
+    raw, _ = single_key("pareto", key)
+    dt = float_dtype("pareto", dtype)
+    b = param("pareto", "b", b, dt)
+    shape = out_shape("pareto", shape, b)
+    return fnp.exp(exponential_raw(raw, shape, dt) / b)
 
 
-def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
-    """Normal vectors with ``mean`` (..., n) and covariance ``cov`` (..., n, n): ``mean +
-    A z`` with ``A A^T = cov`` from ``method`` ``"cholesky"``, ``"eigh"`` or ``"svd"``."""
-    raw, _ = single_key("multivariate_normal", key)
-    if method not in ("cholesky", "eigh", "svd"):
-        raise ValueError(f"multivariate_normal: method must be 'cholesky', 'eigh' or 'svd', got {method!r}")
-    dt = float_dtype("multivariate_normal", dtype)
-    mean, cov = param("multivariate_normal", "mean", mean, dt), param("multivariate_normal", "cov", cov, dt)
-    ms, cs = fnp.shape(mean), fnp.shape(cov)
-    if len(ms) < 1 or len(cs) < 2 or cs[-2:] != (ms[-1], ms[-1]):
-        raise ValueError(f"multivariate_normal: mean must have shape (..., n) and cov (..., n, n), got mean {ms} "
-                         f"and cov {cs}")
-    batch = tuple(np.broadcast_shapes(ms[:-1], cs[:-2]))
-    shape = batch if shape is None else shape_arg("multivariate_normal", shape)
-    if np.broadcast_shapes(shape, batch) != shape:
-        raise ValueError(f"multivariate_normal: shape {shape} must be a shape mean {ms[:-1]} and cov {cs[:-2]} "
-                         "batch dimensions broadcast to")
-    if method == "cholesky":
-        factor = fnp.linalg.cholesky(cov)
-    elif method == "eigh":
-        w, v = fnp.linalg.eigh(cov)
-        factor = v * fnp.sqrt(w)[..., None, :]
-    else:
-        u, s, _ = fnp.linalg.svd(cov)
-        factor = u * fnp.sqrt(s)[..., None, :]
-    z = normal_raw(raw, shape + ms[-1:], dt)
-    return mean + fnp.einsum("...ij,...j->...i", factor, z)
+def weibull_min(key, scale, concentration, shape=(), dtype=None):
+    """Weibull floats: ``(-log1p(-u)) ** (1 / concentration) * scale`` (inverse CDF)."""
+    raw, shape, dt = _sampler_args("weibull_min", key, shape, dtype)
+    u = uniform_raw(raw, shape, dt)
+    # (Python numbers stay weak, so float32 draws stay float32, as in JAX)
+    c = concentration if isinstance(concentration, (int, float)) else fnp.asarray(concentration)
+    return fnp.power(-fnp.log1p(-u), 1.0 / c) * scale
 
 
-def orthogonal(key, n, shape=(), dtype=None, m=None):
-    """Haar-random orthogonal (n, n) matrices of batch ``shape`` (n x m with orthonormal
-    columns or rows when ``m`` is given): QR of a normal matrix with R's diagonal made
-    positive."""
-    raw, _ = single_key("orthogonal", key)
-    dt = float_dtype("orthogonal", dtype)
-    n = shape_arg("orthogonal", (n,))[0]
-    m = n if m is None else shape_arg("orthogonal", (m,))[0]
-    z = normal_raw(raw, shape_arg("orthogonal", shape) + (max(n, m), min(n, m)), dt)
-    q, r = fnp.linalg.qr(z)
-    d = fnp.diagonal(r, axis1=-2, axis2=-1)
-    x = q * fnp.sign(d)[..., None, :]
-    return fnp.swapaxes(x, -1, -2) if n < m else x
+def rayleigh(key, scale, shape=None, dtype=None):
+    """Rayleigh(scale) floats: ``scale * sqrt(-2 log u)``."""
+    raw, _ = single_key("rayleigh", key)
+    dt = float_dtype("rayleigh", dtype)
+    scale = param("rayleigh", "scale", scale, dt)
+    shape = out_shape("rayleigh", shape, scale)
+    u = uniform_raw(raw, shape, dt)
+    return fnp.broadcast_to(scale, shape) * fnp.sqrt(fnp.log(u) * const(-2.0, dt))
+
+
+def triangular(key, left, mode, right, shape=None, dtype=None):
+    """Triangular(left, mode, right) floats by the inverse CDF on either side of ``mode``."""
+    raw, _ = single_key("triangular", key)
+    dt = float_dtype("triangular", dtype)
+    left, mode, right = (param("triangular", n, v, dt) for n, v in (("left", left), ("mode", mode), ("right", right)))
+    shape = out_shape("triangular", shape, left, mode, right)
+    left, mode, right = (fnp.broadcast_to(v, shape) for v in (left, mode, right))
+    fc = (mode - left) / (right - left)
+    u = uniform_raw(raw, shape, dt)
+    out1 = left + fnp.sqrt(u * (right - left) * (mode - left))
+    out2 = right - fnp.sqrt((1 - u) * (right - left) * (right - mode))
+    return fnp.where(u < fc, out1, out2)

@@ -45,7 +45,7 @@ class KeyArray:
 
     @property
     def dtype(self) -> str:
-        return "key<fry>"
+        return KEY_DTYPE
 
     def __len__(self) -> int:
         if not self.shape:
@@ -123,18 +123,55 @@ def _seed_words(fname: str, seed):
     return fnp.stack([(s64 >> 32).astype(_U32), (s64 & 0xFFFFFFFF).astype(_U32)])
 
 
-def PRNGKey(seed):  # noqa: N802 - JAX's name
+IMPL = "threefry2x32"
+KEY_DTYPE = "key<fry>"  # what JAX prints for the dtype of threefry2x32 keys
+
+
+def _impl(fname: str, impl, dtype=None):
+    """Check an ``impl``/``dtype`` argument names the one implementation, threefry2x32."""
+    if impl is not None and dtype is not None:
+        raise ValueError(f"{fname}: give impl or dtype, not both")
+    spec = impl if dtype is None else dtype
+    if spec not in (None, IMPL, KEY_DTYPE):
+        raise ValueError(f"{fname}: the only PRNG implementation is {IMPL!r} (key dtype {KEY_DTYPE!r}), "
+                         f"got {spec!r}")
+
+
+def PRNGKey(seed, *, impl=None):  # noqa: N802 - JAX's name
     """A raw key, ``uint32[2]`` = (high word, low word) of the 64-bit ``seed``, as JAX's.
 
     >>> funcgrad.random.PRNGKey(42)
     Array([ 0, 42], dtype=uint32)
     """
+    _impl("PRNGKey", impl)
     return _seed_words("PRNGKey", seed)
 
 
-def key(seed):
+def key(seed, *, impl=None, dtype=None):
     """A typed key (``KeyArray`` of shape ()) from an integer ``seed``; same bits as ``PRNGKey``."""
+    _impl("key", impl, dtype)
     return KeyArray(_seed_words("key", seed))
+
+
+def key_impl(keys):
+    """The name of the PRNG implementation of ``keys`` (raw or typed): ``"threefry2x32"``,
+    the only one."""
+    check_key("key_impl", keys, "keys")
+    return IMPL
+
+
+def key_dtype(impl=None):
+    """The dtype of typed keys of implementation ``impl`` (only threefry2x32):
+    ``"key<fry>"``, equal to ``funcgrad.random.key(0).dtype``."""
+    _impl("key_dtype", impl)
+    return KEY_DTYPE
+
+
+def clone(key):
+    """``key`` itself: keys are immutable values here (JAX's ``clone`` matters only to its
+    key-reuse checker)."""
+    check_key("clone", key)
+    return key
 
 
 def key_data(keys):
@@ -142,10 +179,10 @@ def key_data(keys):
     return check_key("key_data", keys, "keys")[0]
 
 
-def wrap_key_data(key_bits, *, impl=None):
-    """Typed keys over raw ``uint32[..., 2]`` data (``impl``: only ``None``/``"threefry2x32"``)."""
-    if impl not in (None, "threefry2x32"):
-        raise ValueError(f"wrap_key_data: impl must be None or 'threefry2x32' (the only one), got {impl!r}")
+def wrap_key_data(key_bits, *, impl=None, dtype=None):
+    """Typed keys over raw ``uint32[..., 2]`` data (``impl``/``dtype``: only ``None``,
+    ``"threefry2x32"`` or ``key_dtype()``)."""
+    _impl("wrap_key_data", impl, dtype)
     return KeyArray(check_key("wrap_key_data", key_bits, "key_bits")[0])
 
 
@@ -199,13 +236,13 @@ def random_bits(key_raw, bit_width: int, shape):
 
 def bits(key, shape=(), dtype=None):
     """Uniform random bits of ``shape``: ``dtype`` uint8, uint16, uint32 or uint64
-    (default: uint32).
+    (default: uint64, as JAX with ``jax_enable_x64``).
 
-    >>> funcgrad.random.bits(funcgrad.random.key(0), (3,))
+    >>> funcgrad.random.bits(funcgrad.random.key(0), (3,), np.uint32)
     Array([4070199207, 4202968722, 1427181096], dtype=uint32)
     """
     raw, _ = single_key("bits", key)
-    dt = _U32 if dtype is None else dtypes.canonicalize(dtype, what="bits dtype")
+    dt = _U64 if dtype is None else dtypes.canonicalize(dtype, what="bits dtype")
     if dt.kind != "u":
         raise TypeError(f"bits: dtype must be an unsigned integer dtype (uint8 ... uint64), got {dt.name}")
     return random_bits(raw, 8 * dt.itemsize, shape_arg("bits", shape))
