@@ -78,6 +78,7 @@ def child(python: str, lib: str, n: int, grad: bool, timeout: float) -> tuple[fl
         env["PYTHONPATH"] = ROOT  # (this checkout's funcgrad)
     env.pop("FUNCGRAD_NO_DISK_CACHE", None)
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # (as after an install: modules' .pyc files present)
     try:
         out = subprocess.run([python, "-c", CHILD.format(lib=lib, n=n, grad=grad)], env=env,
                              capture_output=True, text=True, check=True, cwd=d, timeout=timeout)
@@ -133,6 +134,9 @@ def main() -> None:
     jpy = jax_python(args)
     libs = [("funcgrad", sys.executable)] + ([("jax", jpy)] if jpy else [])
     modes = [False] if args.fwd_only else [False, True]
+    for lib, py in libs:  # (writes the .pyc files the measured processes then read)
+        for g in modes:
+            child(py, lib, 2, g, args.timeout)
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; seconds, wall cpu "
           f"(process CPU time), median of <= {args.runs} new processes")
     cols = [(lib, py, g) for g in modes for lib, py in libs]
