@@ -301,6 +301,9 @@ class Outliner:
         self.flush()
         if self.table is not None:
             self.table.finish(self.b.module)
+        # (``Executable.stats["units"]``: tests count what was emitted and reused)
+        self.b.module.unit_stats = {"distinct": self.units, "calls": self.calls, "reused": self.reused,
+                                    "spliced": self.spliced}
 
 
 class _Shape(NamedTuple):
