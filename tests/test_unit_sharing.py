@@ -5,6 +5,7 @@ by a new process, even for a program it never compiled."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -136,3 +137,19 @@ def test_a_new_process_finds_the_units_of_a_program_it_never_saw(fresh_disk_cach
     compiled, loaded = _child(fresh_disk_cache, 40)  # another program, the same nests
     assert compiled == 0 and loaded > 0
     assert _child(fresh_disk_cache, 40) == (0, loaded)  # the program's own record names them
+
+
+def test_shared_units_keep_the_vectorised_math_calls():
+    # (a unit library declares the math functions' vector variants and keeps them until
+    # the vectoriser has run, as the program module did)
+    x = np.linspace(-2.0, 2.0, 32 * 72).reshape(32, 72)
+
+    def f(v):
+        for _ in range(12):
+            v = v * 0.9 + fnp.sin(v) * 0.1
+            v = v - fnp.mean(v, 0)
+        return v
+
+    np.testing.assert_allclose(fg.jit(f)(x), f(x), rtol=1e-12, atol=1e-14)
+    text = "\n".join(h.optimized for h in unit_library._kept[-2:])
+    assert re.search(r"call <\d+ x double> @fg_vm_sin_f64", text)

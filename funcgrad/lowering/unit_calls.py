@@ -7,7 +7,8 @@ calls, even in chunks of 64). Here a run of calls is a segment of one constant a
 integers, ``@fg_unit_calls``: per call, the unit's number and one integer per parameter
 of the unit (for a pointer, the number of its base in the core function's array of bases
 ``%fg_bases``: the workspace, the arguments, the constants; for an offset, the offset).
-The core function calls ``@fg_run_units(bases, first, end)`` per run, which loops over
+The core function calls ``@fg_run_units(bases, table, units, first, end)`` per run (a
+function of its own, compiled once per process: ``runner``), which loops over
 the records, calling each unit through a *wrapper* (one per unit: it loads the unit's
 arguments from the record and calls it, returning how many integers it read). The
 wrapper calls the unit directly, so the unit's parameters stay ``noalias``.
@@ -17,14 +18,18 @@ of at least a few hundred).
 """
 from __future__ import annotations
 
-RUNNER = """define internal void @fg_run_units(ptr %b, i64 %lo, i64 %hi) nounwind {
+from funcgrad.lowering import engine
+
+# (a process-long library, bound by name: a program whose code is all in units then has
+# no loop of its own, and gets the loop-free pipeline: ``pipeline_choice``)
+RUNNER = """define void @fg_main_fg_run_units(ptr %b, ptr %calls, ptr %fns, i64 %lo, i64 %hi) nounwind {
 entry:
   br label %loop
 loop:
   %k = phi i64 [%lo, %entry], [%next, %loop]
-  %rec = getelementptr inbounds i64, ptr @fg_unit_calls, i64 %k
+  %rec = getelementptr inbounds i64, ptr %calls, i64 %k
   %u = load i64, ptr %rec, align 8
-  %fp = getelementptr inbounds ptr, ptr @fg_unit_fns, i64 %u
+  %fp = getelementptr inbounds ptr, ptr %fns, i64 %u
   %f = load ptr, ptr %fp, align 8
   %args = getelementptr inbounds i64, ptr %rec, i64 1
   %n = call i64 %f(ptr %b, ptr %args)
@@ -34,7 +39,16 @@ loop:
   br i1 %more, label %loop, label %done
 done:
   ret void
-}"""
+}
+"""
+_runner: dict = {}
+
+
+@engine.provider("unit_runner")
+def runner() -> None:
+    """Compile (or link from the disk cache) and bind ``fg_run_units`` once per process."""
+    if not _runner:
+        _runner.update(engine.compile_library("unit_runner/1", lambda: RUNNER, ["fg_run_units"], bind=True))
 
 
 class CallTable:
@@ -66,7 +80,8 @@ class CallTable:
                     rec.append(k)
                 else:
                     rec.append(int(val))
-        return f"  call void @fg_run_units(ptr %fg_bases, i64 {lo}, i64 {len(rec)})"
+        return (f"  call void @fg_run_units(ptr %fg_bases, ptr @fg_unit_calls, ptr @fg_unit_fns, "
+                f"i64 {lo}, i64 {len(rec)})")
 
     def finish(self, module) -> None:
         """Define the table, the wrappers and the runner in ``module``; fill the bases in
@@ -86,7 +101,8 @@ class CallTable:
             + ", ".join(f"ptr @{name}.w" for name, _ in fns) + "]")
         for name, (_, types) in fns:
             module.functions.append(_wrapper(name, types))
-        module.functions.append(RUNNER)
+        module.declare("fg_run_units", "declare void @fg_run_units(ptr, ptr, ptr, i64, i64) nounwind")
+        runner()
 
 
 def _wrapper(name: str, types: list) -> str:

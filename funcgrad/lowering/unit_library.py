@@ -32,6 +32,7 @@ MAX_UNITS = 4096
 _DEFINE = re.compile(r"^define internal (\w+) @([\w.$]+)\(([^)]*)\)", re.M)
 _GLOBAL_DEF = re.compile(r"^(?:define [^@\n]*@([\w.$]+)\(|@([\w.$]+) = )", re.M)
 _REF = re.compile(r"@([\w.$]+)")
+_WORD = re.compile(r"[\w.$]+")
 _MUTABLE = re.compile(r"@[\w.$]+ = (?:(?:internal|private|common) )?global ")
 _lock = threading.Lock()
 _kept: list = []  # the units' libraries: loaded for the rest of the process
@@ -60,7 +61,8 @@ def share(module) -> str:
         if missing and len(_bound) + len(missing) > MAX_UNITS:  # (they stay in their program)
             shared = {n: t for n, t in shared.items() if n in _bound}
         elif missing:
-            _compile({n: shared[n] for n in missing}, module.decls)
+            used = _REF.findall(module.helpers.get("llvm.compiler.used", ""))
+            _compile({n: shared[n] for n in missing}, module.decls, used)
         where = {n: _bound[n] for n in shared}
     for n, text in shared.items():
         m = _DEFINE.match(text)
@@ -116,11 +118,19 @@ def _link(key: str, declared: list, names: list) -> None:
     counts["loaded"] += len(names)
 
 
-def _compile(units: dict, decls: dict) -> None:
+def _compile(units: dict, decls: dict, used: list) -> None:
     """Compile ``units`` ({name: definition}) as one process-long library and bind them;
-    store its object and a record per unit when the disk cache is on."""
+    store its object and a record per unit when the disk cache is on. ``decls``: the
+    program's declarations; ``used``: its ``@llvm.compiler.used`` names."""
     refs = {r for t in units.values() for r in _REF.findall(t)}
-    parts = [d for name, d in decls.items() if name in refs]
+    # (and what those declarations name: a math function's vector variants, which the
+    # loop vectoriser calls only if they are declared)
+    refs |= {w for name in refs & decls.keys() for w in _WORD.findall(decls[name]) if w in decls}
+    parts = ["; units"] + [d for name, d in decls.items() if name in refs]
+    used = [f"ptr @{n}" for n in used if n in refs]  # (kept until the vectoriser has run)
+    if used:
+        parts.append(f"@llvm.compiler.used = appending global [{len(used)} x ptr] [{', '.join(used)}], "
+                     'section "llvm.metadata"')
     parts += [t.replace("define internal ", "define ", 1).replace(f"@{n}(", f"@fg_main_{n}(", 1)
               for n, t in units.items()]
     parts += ["attributes #0 = { nounwind }", "attributes #1 = { nounwind willreturn memory(none) }"]
