@@ -94,7 +94,7 @@ def test_regions_differing_in_aliasing_or_a_literals_sign_keep_their_own_code(mo
 def test_units_are_compiled_once_per_process():
     w = np.eye(8)[::-1] / 2  # (shapes and values of this test only)
     x = RNG.normal(size=(12, 8))
-    fg.jit(steps(8, w))(x)
+    fg.jit(steps(28, w))(x)  # (a program making enough unit calls to share them)
     before = dict(unit_library.counts)
     out = fg.jit(steps(40, w))(x)  # another program made of the same nests
     assert unit_library.counts["compiled"] == before["compiled"]
@@ -102,7 +102,7 @@ def test_units_are_compiled_once_per_process():
     np.testing.assert_allclose(out, steps(40, w)(x), rtol=1e-12)
     # the forward nests of the gradient program are the forward program's
     before = dict(unit_library.counts)
-    fg.jit(fg.grad(steps(8, w)))(x)
+    fg.jit(fg.grad(steps(28, w)))(x)
     assert unit_library.counts["shared"] > before["shared"]
 
 
@@ -132,20 +132,20 @@ def _child(cache_dir, n):
 
 
 def test_a_new_process_finds_the_units_of_a_program_it_never_saw(fresh_disk_cache):
-    compiled, loaded = _child(fresh_disk_cache, 16)
+    compiled, loaded = _child(fresh_disk_cache, 24)
     assert compiled > 0 and loaded == 0
-    compiled, loaded = _child(fresh_disk_cache, 40)  # another program, the same nests
+    compiled, loaded = _child(fresh_disk_cache, 48)  # another program, the same nests
     assert compiled == 0 and loaded > 0
-    assert _child(fresh_disk_cache, 40) == (0, loaded)  # the program's own record names them
+    assert _child(fresh_disk_cache, 48) == (0, loaded)  # the program's own record names them
 
 
-def test_shared_units_keep_the_vectorised_math_calls():
+def test_shared_units_keep_the_vectorised_math_calls(fresh_disk_cache):
     # (a unit library declares the math functions' vector variants and keeps them until
     # the vectoriser has run, as the program module did)
     x = np.linspace(-2.0, 2.0, 32 * 72).reshape(32, 72)
 
     def f(v):
-        for _ in range(12):
+        for _ in range(40):
             v = v * 0.9 + fnp.sin(v) * 0.1
             v = v - fnp.mean(v, 0)
         return v

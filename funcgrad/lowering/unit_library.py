@@ -29,6 +29,12 @@ _PREFIX = "fg_unit_"
 # stops sharing past this many: further units are compiled into their programs and freed
 # with them, as before.
 MAX_UNITS = 4096
+# Only programs making at least this many unit calls share their units (the programs of
+# repeated blocks this is for), and only with the disk cache on: a smaller program's units
+# are compiled with it, as one module (one LLVM run instead of two), and with the disk
+# cache off a cold program is compiled quick first and optimised in the background
+# (``tiered``), which units compiled apart would not be.
+MIN_CALLS = 32
 _DEFINE = re.compile(r"^define internal (\w+) @([\w.$]+)\(([^)]*)\)", re.M)
 _GLOBAL_DEF = re.compile(r"^(?:define [^@\n]*@([\w.$]+)\(|@([\w.$]+) = )", re.M)
 _REF = re.compile(r"@([\w.$]+)")
@@ -43,6 +49,9 @@ counts = {"compiled": 0, "loaded": 0, "shared": 0}  # units compiled / linked fr
 def share(module) -> str:
     """Move ``module``'s shareable units out of it (see the module docstring); return
     their text (what ``llvm_ir_unoptimized`` shows besides the program's own)."""
+    stats = getattr(module, "unit_stats", None) or {}
+    if stats.get("calls", 0) < MIN_CALLS or not disk_cache.enabled():
+        return ""
     units = {n: t for n, t in module.helpers.items() if n.startswith(_PREFIX)}
     if not units:
         return ""
@@ -56,7 +65,7 @@ def share(module) -> str:
     with _lock:
         missing = [n for n in shared if n not in _bound]
         counts["shared"] += len(shared) - len(missing)
-        if missing and disk_cache.enabled():
+        if missing:
             missing = _load(missing)
         if missing and len(_bound) + len(missing) > MAX_UNITS:  # (they stay in their program)
             shared = {n: t for n, t in shared.items() if n in _bound}
