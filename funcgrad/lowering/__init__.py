@@ -17,6 +17,8 @@ the same-named family under ``funcgrad/core/prims``):
   ``real``/``imag``/``conj``/``complex`` rules;
 - ``compiler``: simplify (algebraic rewrites of ``algebra``, CSE, DCE), fusion plan, buffer plan, emission;
 - ``units``: outlining (each top-level equation's code a function, shared by structure);
+  ``unit_keys``: structural keys of loop nests before emission; ``unit_calls``: runs of
+  unit calls as tables; ``unit_library``: units compiled once per process, on disk by name;
   ``workspace``: packing intermediate buffers into the workspace;
 - ``dispatch``: the native entry points and the Python calling wrapper;
 - ``engine``: the one MCJIT engine, optimisation pipeline and in-process cache.
