@@ -47,8 +47,8 @@ _runner: dict = {}
 @engine.provider("unit_runner")
 def runner() -> None:
     """Compile (or link from the disk cache) and bind ``fg_run_units`` once per process."""
-    if not _runner:
-        _runner.update(engine.compile_library("unit_runner/1", lambda: RUNNER, ["fg_run_units"], bind=True))
+    if not _runner:  # (the dict itself: one found on disk is filled when it is linked)
+        _runner["addrs"] = engine.compile_library("unit_runner/1", lambda: RUNNER, ["fg_run_units"], bind=True)
 
 
 class CallTable:
