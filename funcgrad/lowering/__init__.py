@@ -17,6 +17,8 @@ the same-named family under ``funcgrad/core/prims``):
   ``real``/``imag``/``conj``/``complex`` rules;
 - ``compiler``: simplify (algebraic rewrites of ``algebra``, CSE, DCE), fusion plan, buffer plan, emission;
 - ``units``: outlining (each top-level equation's code a function, shared by structure);
+  ``unit_keys``: structural keys of loop nests before emission; ``unit_calls``: runs of
+  unit calls as tables; ``unit_library``: units compiled once per process, on disk by name;
   ``workspace``: packing intermediate buffers into the workspace;
 - ``dispatch``: the native entry points and the Python calling wrapper;
 - ``engine``: the one MCJIT engine, optimisation pipeline and in-process cache.
@@ -46,7 +48,7 @@ from funcgrad import config
 from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.errors import LoweringError
 from funcgrad.lowering import complex_math, dot, elementwise, indexing, reductions, structural  # noqa: F401  (rules)
-from funcgrad.lowering import disk_cache, dispatch, effects, engine, interrupt, program_cache
+from funcgrad.lowering import disk_cache, dispatch, effects, engine, interrupt, program_cache, unit_library
 from funcgrad.lowering import eig, fft_lower, linalg  # noqa: F401  (register rules)
 from funcgrad.lowering import bits, special  # noqa: F401  (register rules)
 from funcgrad.lowering import pending  # noqa: F401  (allow-list: the inlined call primitives)
@@ -86,7 +88,12 @@ class Executable:
         return self._emitted
 
     jaxpr = property(lambda self: self._emission().jaxpr, doc="the program after simplification")
-    llvm_ir_unoptimized = property(lambda self: self._emission().text)
+    @property
+    def llvm_ir_unoptimized(self) -> str:
+        """The program's IR before optimisation, then the units it calls (compiled apart,
+        shared by the programs of the process: ``unit_library``)."""
+        em = self._emission()
+        return em.text + ("\n; units (compiled apart)\n" + em.units + "\n" if em.units else "")
 
     @property
     def llvm_ir_optimized(self) -> str:
@@ -130,6 +137,7 @@ class _Emitted(NamedTuple):
     symbols: list  # the functions to look up after linking
     requires: list  # engine.provider calls made while emitting
     stats: dict
+    units: str = ""  # the definitions of the units it calls (``unit_library``)
 
 
 def _emit(closed: ClosedJaxpr, title: str) -> _Emitted:
@@ -144,6 +152,7 @@ def _emit(closed: ClosedJaxpr, title: str) -> _Emitted:
     module = ModuleBuilder()
     with engine.recording() as requires:
         keep, work, ws_bytes, keep_src = emit_core(closed, jaxpr, p, module)
+        units = unit_library.share(module)  # (compiled once per process, found on disk by name)
         release = work > GIL_RELEASE_WORK or "fg_par_run" in module.decls  # (threaded nests: long)
         if release:
             for name, decl in dispatch.gil_declarations().items():
@@ -154,9 +163,10 @@ def _emit(closed: ClosedJaxpr, title: str) -> _Emitted:
         text = module.text()
         n_buffers = sum(1 for vid in p.materialized if vid in p.offsets)
         stats = {"workspace_bytes": ws_bytes, "intermediate_buffers": n_buffers, "release_gil": release,
-                 "work": work, "blas": dot.find_blas() if "fg_blas_" in text else None}
+                 "work": work, "blas": dot.find_blas() if "fg_blas_" in text else None,
+                 "units": getattr(module, "unit_stats", None)}
     symbols = ["entry", "entry_ptrs"] + (["release"] if "@fg_main_release(" in text else [])
-    return _Emitted(jaxpr, text, keep, keep_src, symbols, requires, stats)
+    return _Emitted(jaxpr, text, keep, keep_src, symbols, requires, stats, units)
 
 
 def _bind_type_symbols(module=None) -> None:

@@ -38,6 +38,7 @@ from funcgrad.lowering.context import (
 )
 from funcgrad.lowering.dot import gemm_reads_in_place
 from funcgrad.lowering.interrupt import STATUS as INTERRUPTED
+from funcgrad.lowering.unit_keys import region_key
 from funcgrad.lowering.workspace import RELEASE_WORKSPACE, give_back_workspace, pack_buffers
 from funcgrad.tapes import TapeAval
 
@@ -450,17 +451,21 @@ def emit_jaxpr(ctx, jaxpr: Jaxpr, consts, in_ops, out_dests, p: Plan | None = No
                 opnd = rule(ctx, *ops, **e.params)
                 if id(v) in p.materialized:
                     dest = buffer_for(v)
-                    write = functools.partial(ctx.write, dest, opnd, flat=flat_ok(v),
-                                              parallel=id(v) not in p.gemm_packed)
-                    outliner.run(write) if outliner is not None else write()
-                    ctx.work += int(np.prod(v.aval.shape, dtype=np.int64))
+                    flat, par = flat_ok(v), id(v) not in p.gemm_packed
+                    write = functools.partial(ctx.write, dest, opnd, flat=flat, parallel=par)
+                    if outliner is not None:
+                        outliner.run(write, region_key(e, env, producer, p.materialized, [dest], (flat, par)))
+                    else:
+                        write()
+                    ctx.work += math.prod(v.aval.shape)
                     opnd = dest
                 env[id(v)] = opnd
             else:
                 outs = ctx.outs = [None if isinstance(v.aval, TapeAval) else buffer_for(v) for v in e.outputs]
                 lower = functools.partial(rule, ctx, *ops, **e.params)
-                res = outliner.run(lower) if outliner is not None else lower()
-                ctx.work += sum(int(np.prod(o.shape, dtype=np.int64)) for o in ops if not isinstance(o.aval, TapeAval))
+                res = outliner.run(lower, region_key(e, env, producer, p.materialized, outs)) \
+                    if outliner is not None else lower()
+                ctx.work += sum([math.prod(o.shape) for o in ops if not isinstance(o.aval, TapeAval)])
                 if res is not None:  # rules may return operands (e.g. a tape) in place of buffers
                     outs = res
                 for v, o in zip(e.outputs, outs):
@@ -522,7 +527,7 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
     out_dests = [BufferOperand(ctx, a.aval, f"%o{j}") for j, a in enumerate(jaxpr.outvars)]
     emit_jaxpr(ctx, jaxpr, closed.consts, in_ops, out_dests, p=p, base="%ws", top=True)
     if ctx.units is not None:
-        ctx.units.flush()
+        ctx.units.finish()
     keep = ctx.keep
 
     total = temps["used"]

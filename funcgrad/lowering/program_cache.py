@@ -255,9 +255,10 @@ def library_key(name: str, engine_fingerprint: str) -> str:
     return disk_cache.key(f"library {name}", "\n".join([engine_fingerprint, _PYTHON, _source_stamp()]))
 
 
-def store_library(k: str, object_key: str, declared: list) -> None:
+def store_library(k: str, object_key: str, declared: list, **extra) -> None:
+    """Write the library record under ``k`` (``extra``: more JSON fields)."""
     counts["library_stores"] += 1
-    _write(k, {"library": True, "object": object_key, "declared": declared})
+    _write(k, {**extra, "library": True, "object": object_key, "declared": declared})
 
 
 def load_library(k: str) -> dict | None:
