@@ -34,6 +34,8 @@ from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
 from funcgrad.core.prims import eig as _peig
 from funcgrad.core.prims import linalg as _plin
+from funcgrad.core.prims import linalg_eager as _elin
+from funcgrad.core.trace import eager_operands
 from funcgrad.numpy_api import _util
 from funcgrad.numpy_api._util import aval_of, shape_of
 from funcgrad.transforms.custom import custom_jvp
@@ -117,6 +119,19 @@ def _lu_parts(a):
     return lu, _diag(lu), parity if rdt == dt else lax.convert_element_type(parity, dt)
 
 
+# NumPy's LAPACK computes float32 in double and rounds, funcgrad's LU in float32: the
+# eager LAPACK path keeps to the dtypes where both give the same value up to rounding.
+_LAPACK_DTYPES = (np.dtype(np.float64), np.dtype(np.complex128))
+
+
+def _solve(a, b):
+    """``inv(a) @ b`` for square ``a`` (..., n, n) and ``b`` (..., n, k), same batch dims:
+    LAPACK on concrete values (and the eager tape's), the LU composite when traced."""
+    if aval_of(a).dtype in _LAPACK_DTYPES and eager_operands((a, b)):
+        return _elin.solve(a, b)
+    return _lu_solve(a, b)
+
+
 def _lu_solve(a, b):
     """``inv(a) @ b`` for square ``a`` (..., n, n) and ``b`` (..., n, k), same batch dims."""
     lu, _, perm = _plin.lu(a)
@@ -190,6 +205,9 @@ def slogdet(a):
     """``(sign, logabsdet)`` with ``det(a) == sign * exp(logabsdet)``; a singular matrix
     gives ``(0, -inf)``. Returns a namedtuple like NumPy's ``SlogdetResult``."""
     a = _matrix_arg("slogdet", a)
+    if aval_of(a).dtype == np.float64 and eager_operands((a,)):  # LAPACK (complex: its sign has a tangent)
+        sign, logabsdet = _elin.slogdet(a)
+        return SlogdetResult(_scalar(sign), _scalar(logabsdet))
     _, u_diag, parity = _lu_parts(a)
     last = (aval_of(u_diag).ndim - 1,)
     sign = lax.mul(parity, lax.reduce_prod(lax.sign(u_diag), last))
@@ -222,7 +240,7 @@ def solve(a, b):
     batch = _util.broadcast_shapes("solve", a_shape[:-2], shape_of(b)[:-2])
     a = _util.broadcast_to(a, batch + (n, n))
     b = _util.broadcast_to(b, batch + shape_of(b)[-2:])
-    x = _lu_solve(a, b)
+    x = _solve(a, b)
     return lax.reshape(x, batch + (n,)) if vector else x
 
 
@@ -230,7 +248,7 @@ def inv(a):
     """Inverse of (a stack of) square matrices. A singular matrix gives NaNs (JAX's
     convention, not NumPy's ``LinAlgError``), eagerly and compiled alike."""
     a = _matrix_arg("inv", a)
-    return _lu_solve(a, _eye_like(a))
+    return _solve(a, _eye_like(a))
 
 
 # --- decompositions ------------------------------------------------------------------------

@@ -1,0 +1,119 @@
+"""Eager-only linear algebra: NumPy's LAPACK calls for concrete values.
+
+``funcgrad.numpy.linalg`` computes ``solve``/``inv`` and ``slogdet`` as composites of
+``lu`` and ``triangular_solve`` (``linalg.py``), so they stage, batch, lower and
+differentiate to any order. But ``lu``'s impl is a Python loop of NumPy operations
+(NumPy exposes no LU), and the eager tape of an outermost ``grad`` runs the composite
+through the general reverse mode: a 30 x 30 solve took milliseconds where NumPy's
+``dgesv`` takes microseconds. When the operands are concrete values -- no transform
+sees them, or only the eager tape (``trace.eager_operands``) -- ``funcgrad.numpy``
+binds the primitives below instead: one LAPACK call each (``np.linalg.solve`` /
+``slogdet``, NumPy's values exactly), and one NumPy cotangent rule on the tape
+(autograd's). Anything traced (``jit``, ``vmap``, ``jvp``, the general reverse mode,
+a control-flow body) gets the composite, so these primitives have no JVP, transpose,
+batch or lower rule: they are never staged.
+
+=========  =============================  ===========================================
+primitive  outputs                        cotangent rule (A^T: plain transpose)
+=========  =============================  ===========================================
+solve      X with A X = B; B (..., n, k)  ct_B = solve(A^T, ct), ct_A = -ct_B X^T
+slogdet    sign, log|det A| (real A)      ct_A = ct_logabsdet inv(A)^T
+=========  =============================  ===========================================
+
+A singular matrix gives NaN (``solve``; the cotangents too), as the composite and
+compiled code do; ``slogdet`` of a singular matrix is ``(0, -inf)``, NumPy's.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.core import dtypes
+from funcgrad.core.ad_util import Zero
+from funcgrad.core.avals import ShapedArray
+from funcgrad.core.primitive import Primitive, allow_missing, defvjp_eager
+from funcgrad.core.prims.linalg import _check_matrix, _nan_where_lapack_fails
+
+_EAGER_ONLY = ("eager only: funcgrad.numpy binds it on concrete values (or the eager tape's) "
+               "and stages the lu/triangular_solve composite otherwise, so no transform sees it")
+
+
+def _eager_only(prim):
+    for kind in ("jvp", "transpose", "batch", "lower"):
+        allow_missing(kind, prim, _EAGER_ONLY)
+
+
+def _mT(x):
+    return np.swapaxes(x, -1, -2)
+
+
+# --- solve ---------------------------------------------------------------------------------------
+
+solve_p = Primitive("solve")
+
+
+@solve_p.def_impl
+def _solve_impl(a, b):
+    return _nan_where_lapack_fails(np.linalg.solve, a, b)
+
+
+@solve_p.def_abstract_eval
+def _solve_abstract_eval(a, b):
+    _check_matrix("solve", a, argname="a", kinds="fc")
+    _check_matrix("solve", b, square=False, argname="b", kinds="fc")
+    if a.dtype != b.dtype or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != a.shape[-1]:
+        raise ValueError(f"solve: b must have a's dtype and shape (..., n, k) with a's batch dims and n, got a "
+                         f"{a.str_short()} and b {b.str_short()}")
+    return b.strip_weak_type()
+
+
+def _solve_eager_vjp(ct, ans, primals, which):
+    ct_b = _nan_where_lapack_fails(np.linalg.solve, _mT(primals[0]), ct)
+    return [-np.matmul(ct_b, _mT(ans)) if 0 in which else None, ct_b]
+
+
+defvjp_eager(solve_p, _solve_eager_vjp, ans=True)
+_eager_only(solve_p)
+
+
+# --- slogdet -------------------------------------------------------------------------------------
+
+slogdet_p = Primitive("slogdet", multiple_results=True)
+
+
+@slogdet_p.def_impl
+def _slogdet_impl(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return [np.asarray(sign), np.asarray(logabsdet)]
+
+
+@slogdet_p.def_abstract_eval
+def _slogdet_abstract_eval(a):
+    _check_matrix("slogdet", a, kinds="f")  # (complex: the sign has a tangent; the composite gives it)
+    batch = a.shape[:-2]
+    return [ShapedArray(batch, a.dtype, False), ShapedArray(batch, dtypes.real_dtype(a.dtype), False)]
+
+
+def _slogdet_eager_vjp(ct, ans, primals, which):
+    ct_logabsdet = ct[1]  # (the sign of a real matrix is piecewise constant: no tangent)
+    if type(ct_logabsdet) is Zero:
+        return [None]
+    inv = _nan_where_lapack_fails(np.linalg.inv, primals[0])
+    return [np.asarray(ct_logabsdet)[..., None, None] * _mT(inv)]
+
+
+defvjp_eager(slogdet_p, _slogdet_eager_vjp)
+_eager_only(slogdet_p)
+
+
+# --- one-line functions --------------------------------------------------------------------------
+
+def solve(a, b):
+    """``X`` with ``A X = B`` by LAPACK (``b`` (..., n, k) with a's batch dims): eager only."""
+    return solve_p.bind(a, b)
+
+
+def slogdet(a):
+    """``(sign, log|det A|)`` of real ``a`` by LAPACK: eager only."""
+    return tuple(slogdet_p.bind(a))
+
+
