@@ -235,6 +235,8 @@ def solve(a, b):
             f"solve: b with shape {b_shape} does not match a with shape {a_shape}; b must have "
             f"shape ({n},) or (..., {n}, k)"
         )
+    if vector and len(a_shape) == 2 and aval_of(a).dtype in _LAPACK_DTYPES and eager_operands((a, b)):
+        return _elin.solve(a, b)  # (a single system: LAPACK takes the vector as it is)
     if vector:
         b = lax.reshape(b, (n, 1))
     batch = _util.broadcast_shapes("solve", a_shape[:-2], shape_of(b)[:-2])

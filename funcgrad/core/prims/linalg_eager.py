@@ -17,6 +17,7 @@ batch or lower rule: they are never staged.
 primitive  outputs                        cotangent rule (A^T: plain transpose)
 =========  =============================  ===========================================
 solve      X with A X = B; B (..., n, k)  ct_B = solve(A^T, ct), ct_A = -ct_B X^T
+           or B (n,) with A (n, n)
 slogdet    sign, log|det A| (real A)      ct_A = ct_logabsdet inv(A)^T
 =========  =============================  ===========================================
 
@@ -59,16 +60,22 @@ def _solve_impl(a, b):
 @solve_p.def_abstract_eval
 def _solve_abstract_eval(a, b):
     _check_matrix("solve", a, argname="a", kinds="fc")
-    _check_matrix("solve", b, square=False, argname="b", kinds="fc")
-    if a.dtype != b.dtype or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != a.shape[-1]:
-        raise ValueError(f"solve: b must have a's dtype and shape (..., n, k) with a's batch dims and n, got a "
-                         f"{a.str_short()} and b {b.str_short()}")
+    vector = a.ndim == 2 and b.ndim == 1  # (one system, b a vector: NumPy's reading of a 1-d b)
+    if not vector:
+        _check_matrix("solve", b, square=False, argname="b", kinds="fc")
+    if a.dtype != b.dtype or (b.shape != a.shape[-1:] if vector else
+                              (b.shape[:-2] != a.shape[:-2] or b.shape[-2] != a.shape[-1])):
+        raise ValueError(f"solve: b must have a's dtype and shape (..., n, k) with a's batch dims and n (or (n,) "
+                         f"for a single matrix), got a {a.str_short()} and b {b.str_short()}")
     return b.strip_weak_type()
 
 
 def _solve_eager_vjp(ct, ans, primals, which):
     ct_b = _nan_where_lapack_fails(np.linalg.solve, _mT(primals[0]), ct)
-    return [-np.matmul(ct_b, _mT(ans)) if 0 in which else None, ct_b]
+    if 0 not in which:
+        return [None, ct_b]
+    ct_a = -np.multiply.outer(ct_b, ans) if ans.ndim == 1 else -np.matmul(ct_b, _mT(ans))
+    return [ct_a, ct_b]
 
 
 defvjp_eager(solve_p, _solve_eager_vjp, ans=True)
