@@ -239,7 +239,7 @@ def _cholesky_jvp(primals, tangents):
 jvp_rules[cholesky_p] = _cholesky_jvp
 ad.nonlinear(cholesky_p)
 _leading_batcher(cholesky_p)
-allow_missing("eager_vjp", cholesky_p, _NO_NUMPY_RULE)
+# (its eager cotangent rule, NumPy: ``linalg_eager.py``, for this module's line budget)
 
 
 # --- triangular_solve ------------------------------------------------------------------------
@@ -315,7 +315,7 @@ def _triangular_solve_transpose(ct, a, b, *, lower, transpose_a, unit_diagonal):
 jvp_rules[triangular_solve_p] = _triangular_solve_jvp
 ad.deftranspose(triangular_solve_p, _triangular_solve_transpose)
 _leading_batcher(triangular_solve_p)
-allow_missing("eager_vjp", triangular_solve_p, _NO_NUMPY_RULE)
+# (its eager cotangent rule, NumPy: ``linalg_eager.py``, for this module's line budget)
 
 
 # --- lu ------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from funcgrad.core import dtypes
 from funcgrad.core.ad_util import Zero
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.primitive import Primitive, allow_missing, defvjp_eager
-from funcgrad.core.prims.linalg import _check_matrix, _nan_where_lapack_fails
+from funcgrad.core.prims import linalg as la
 
 _EAGER_ONLY = ("eager only: funcgrad.numpy binds it on concrete values (or the eager tape's) "
                "and stages the lu/triangular_solve composite otherwise, so no transform sees it")
@@ -54,15 +54,15 @@ solve_p = Primitive("solve")
 
 @solve_p.def_impl
 def _solve_impl(a, b):
-    return _nan_where_lapack_fails(np.linalg.solve, a, b)
+    return la._nan_where_lapack_fails(np.linalg.solve, a, b)
 
 
 @solve_p.def_abstract_eval
 def _solve_abstract_eval(a, b):
-    _check_matrix("solve", a, argname="a", kinds="fc")
+    la._check_matrix("solve", a, argname="a", kinds="fc")
     vector = a.ndim == 2 and b.ndim == 1  # (one system, b a vector: NumPy's reading of a 1-d b)
     if not vector:
-        _check_matrix("solve", b, square=False, argname="b", kinds="fc")
+        la._check_matrix("solve", b, square=False, argname="b", kinds="fc")
     if a.dtype != b.dtype or (b.shape != a.shape[-1:] if vector else
                               (b.shape[:-2] != a.shape[:-2] or b.shape[-2] != a.shape[-1])):
         raise ValueError(f"solve: b must have a's dtype and shape (..., n, k) with a's batch dims and n (or (n,) "
@@ -71,7 +71,7 @@ def _solve_abstract_eval(a, b):
 
 
 def _solve_eager_vjp(ct, ans, primals, which):
-    ct_b = _nan_where_lapack_fails(np.linalg.solve, _mT(primals[0]), ct)
+    ct_b = la._nan_where_lapack_fails(np.linalg.solve, _mT(primals[0]), ct)
     if 0 not in which:
         return [None, ct_b]
     ct_a = -np.multiply.outer(ct_b, ans) if ans.ndim == 1 else -np.matmul(ct_b, _mT(ans))
@@ -95,7 +95,7 @@ def _slogdet_impl(a):
 
 @slogdet_p.def_abstract_eval
 def _slogdet_abstract_eval(a):
-    _check_matrix("slogdet", a, kinds="f")  # (complex: the sign has a tangent; the composite gives it)
+    la._check_matrix("slogdet", a, kinds="f")  # (complex: the sign has a tangent; the composite gives it)
     batch = a.shape[:-2]
     return [ShapedArray(batch, a.dtype, False), ShapedArray(batch, dtypes.real_dtype(a.dtype), False)]
 
@@ -104,12 +104,47 @@ def _slogdet_eager_vjp(ct, ans, primals, which):
     ct_logabsdet = ct[1]  # (the sign of a real matrix is piecewise constant: no tangent)
     if type(ct_logabsdet) is Zero:
         return [None]
-    inv = _nan_where_lapack_fails(np.linalg.inv, primals[0])
+    inv = la._nan_where_lapack_fails(np.linalg.inv, primals[0])
     return [np.asarray(ct_logabsdet)[..., None, None] * _mT(inv)]
 
 
 defvjp_eager(slogdet_p, _slogdet_eager_vjp)
 _eager_only(slogdet_p)
+
+
+# --- eager cotangent rules of linalg.py's cholesky and triangular_solve -----------------------
+# (here for linalg.py's line budget). Each is the transpose of the primitive's JVP rule,
+# step by step, with NumPy: plain transposes, conjugates where the JVP conjugates.
+
+def _cholesky_eager_vjp(ct, ans, primals, which):
+    # JVP: S = sym(dA) (strict lower triangle mirrored, real diagonal), X = L^-1 S L^-H,
+    # dL = L (X o M) with M = strict lower + diagonal / 2.
+    l = ans
+    n = l.shape[-1]
+    l_inv = la._nan_where_lapack_fails(np.linalg.inv, l)
+    ct_x = np.matmul(_mT(l), ct) * (np.tri(n, n, -1) + 0.5 * np.eye(n)).astype(l.real.dtype)
+    ct_s = np.matmul(_mT(l_inv), np.matmul(ct_x, l_inv.conj()))
+    strict = np.tril(ct_s, -1) + np.tril(_mT(ct_s).conj(), -1)
+    diag = np.eye(n, dtype=bool)
+    return [np.where(diag, ct_s.real if ct_s.dtype.kind == "c" else ct_s, strict).astype(l.dtype, copy=False)]
+
+
+defvjp_eager(la.cholesky_p, _cholesky_eager_vjp, primals="nothing", ans=True)
+
+
+def _triangular_solve_eager_vjp(ct, ans, primals, which, *, lower, transpose_a, unit_diagonal):
+    # JVP: dX = op(A)^-1 (dB - op(dA_used) X); op(A)^-T is the solve with transpose_a flipped.
+    a = primals[0]
+    ct_b = la._triangular_solve_impl(a, ct, lower=lower, transpose_a=not transpose_a, unit_diagonal=unit_diagonal)
+    if 0 not in which:
+        return [None, ct_b]
+    ct_op = -np.matmul(ct_b, _mT(ans))
+    ct_a = _mT(ct_op) if transpose_a else ct_op
+    k = -1 if unit_diagonal else 0
+    return [np.tril(ct_a, k) if lower else np.triu(ct_a, -k), ct_b]
+
+
+defvjp_eager(la.triangular_solve_p, _triangular_solve_eager_vjp, ans=True)
 
 
 # --- one-line functions --------------------------------------------------------------------------
