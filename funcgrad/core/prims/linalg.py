@@ -34,7 +34,7 @@ from funcgrad.core import dtypes
 from funcgrad.core.ad_util import Zero, is_undefined
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.batch_util import batch_size, bdim_at, moveaxis
-from funcgrad.core.primitive import Primitive, batch_rules, jvp_rules
+from funcgrad.core.primitive import GENERAL_PATH, Primitive, batch_rules, jvp_rules
 from funcgrad.core.prims._checks import check_kind
 from funcgrad.core.trace import get_aval_any
 
@@ -198,6 +198,10 @@ def _leading_batcher(prim):
         return (out, [0] * len(out)) if prim.multiple_results else (out, 0)
 
     batch_rules[prim] = rule
+
+
+# The eager tape (outermost grad) runs eig through its JVP rule and transposes (eig.py).
+_NO_NUMPY_RULE = GENERAL_PATH + "linear algebra, no NumPy rule is written (its JVP: matrix products, solves)"
 
 
 # --- cholesky ------------------------------------------------------------------------------
