@@ -120,6 +120,9 @@ def _tape_aval(x):
     return x.aval if on_tape(x) else None
 
 
+_broadcast_shapes: dict = {}
+
+
 def _tape_binary(prim, kinds, rule, x1, x2):
     """``prim`` on eager-tape operands as the general path gives it them, or None."""
     a1, a2 = _tape_aval(x1), _tape_aval(x2)
@@ -127,10 +130,16 @@ def _tape_binary(prim, kinds, rule, x1, x2):
         if a1.weak_type or a2.weak_type or a1.dtype != a2.dtype or a1.dtype.kind not in kinds:
             return None
         if a1.shape != a2.shape:
-            try:
-                shape = np.broadcast_shapes(a1.shape, a2.shape)
-            except ValueError:
-                return None  # (the general path names the function)
+            key = (a1.shape, a2.shape)
+            shape = _broadcast_shapes.get(key)
+            if shape is None:
+                try:
+                    shape = np.broadcast_shapes(*key)
+                except ValueError:
+                    return None  # (the general path names the function)
+                if len(_broadcast_shapes) > 10_000:
+                    _broadcast_shapes.clear()
+                _broadcast_shapes[key] = shape
             if a1.shape != shape:
                 x1 = lax.broadcast_to_rank(x1, shape)
             if a2.shape != shape:
