@@ -93,9 +93,12 @@ def eval_closed_impls(closed: ClosedJaxpr, *args) -> list:
         env[i] = v
     for impl, prim, ins, outs, params in steps:
         vals = [env[i] for i in ins]
-        if impl is None:
-            bind(prim, *vals, **params)  # (raises the missing-rule error)
-        out = impl(*vals, **params)
+        if impl is None:  # user code (host callbacks, calls): the full eager path, as before
+            out = bind(prim, *vals, **params)
+            out = [unwrap(x) if type(x) is Array else x for x in out] if prim.multiple_results else (
+                unwrap(out) if type(out) is Array else out)
+        else:
+            out = impl(*vals, **params)
         if prim.multiple_results:
             for i, x in zip(outs, out):
                 env[i] = x
@@ -106,7 +109,9 @@ def eval_closed_impls(closed: ClosedJaxpr, *args) -> list:
 
 def _impl_plan(jaxpr: Jaxpr):
     """(equation count, slots, [(slot, literal value)], [(impl, primitive, input slots,
-    output slots, params)], output slots) of ``jaxpr``: its variables numbered."""
+    output slots, params)], output slots) of ``jaxpr``: its variables numbered. A
+    primitive that runs user code (``impl_takes_python_scalars``: host callbacks, calls)
+    gets no impl: it goes through ``bind``, whose values contract the user code sees."""
     slots: dict[int, int] = {}
     for v in jaxpr.constvars + jaxpr.invars:
         slots[id(v)] = len(slots)
@@ -131,7 +136,8 @@ def _impl_plan(jaxpr: Jaxpr):
             outs.append(size)
             size += 1
         prim = eqn.primitive
-        steps.append((impl_rules.get(prim), prim, ins, tuple(outs), eqn.params))
+        impl = None if prim.impl_takes_python_scalars else impl_rules.get(prim)  # (None: through bind)
+        steps.append((impl, prim, ins, tuple(outs), eqn.params))
     out_slots = [slot_of(v) for v in jaxpr.outvars]
     return len(jaxpr.eqns), size, literals, steps, out_slots
 
