@@ -116,7 +116,12 @@ def _tape_aval(x):
     """The aval of an eager-tape operand (a tape tracer or a plain array), else None."""
     t = type(x)
     if t is np.ndarray or t is Array:
-        return get_aval_any(x) if x.dtype.isnative and x.dtype.kind in "biufc" else None
+        if not x.dtype.isnative:
+            return None
+        try:
+            return get_aval_any(x)
+        except Exception:  # (an unsupported dtype: the general path names the function)
+            return None
     return x.aval if on_tape(x) else None
 
 
