@@ -32,12 +32,14 @@ import numpy as np
 
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
+from funcgrad.core.array import Array
 from funcgrad.core.prims import eig as _peig
 from funcgrad.core.prims import linalg as _plin
 from funcgrad.core.prims import linalg_eager as _elin
 from funcgrad.core.trace import eager_operands
 from funcgrad.numpy_api import _util
 from funcgrad.numpy_api._util import aval_of, shape_of
+from funcgrad.numpy_api.staged import on_tape
 from funcgrad.transforms.custom import custom_jvp
 
 __all__ = ["norm", "det", "slogdet", "inv", "solve", "cholesky", "eig", "eigvals", "eigh", "eigvalsh", "qr", "svd"]
@@ -117,6 +119,15 @@ def _lu_parts(a):
     two = _util.full(shape_of(swaps), 2, rdt)
     parity = lax.sub(_util.full(shape_of(swaps), 1, rdt), lax.mul(two, lax.rem(swaps, two)))
     return lu, _diag(lu), parity if rdt == dt else lax.convert_element_type(parity, dt)
+
+
+def _one_float64_system(a, b) -> bool:
+    """``a`` (n, n) and ``b`` (n,) or (n, k), float64 arrays or eager-tape values."""
+    for x in (a, b):
+        if not (type(x) is np.ndarray or type(x) is Array or on_tape(x)) or x.dtype != np.float64:
+            return False
+    sa, sb = a.shape, b.shape
+    return len(sa) == 2 and sa[0] == sa[1] and 1 <= len(sb) <= 2 and sb[0] == sa[1]
 
 
 # NumPy's LAPACK computes float32 in double and rounds, funcgrad's LU in float32: the
@@ -223,6 +234,8 @@ def solve(a, b):
     >>> fnp.linalg.solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([1.0, 1.0]))
     Array([0.5 , 0.25])
     """
+    if _one_float64_system(a, b) and eager_operands((a, b)):
+        return _elin.solve(a, b)  # (nothing to promote or broadcast: LAPACK directly)
     _util.check_arraylike("solve", a, b)
     a, b = _util.promote_dtypes_inexact(_util.asarray(a, fname="solve"), _util.asarray(b, fname="solve"), fname="solve")
     a, b = _as_float(a), _as_float(b)

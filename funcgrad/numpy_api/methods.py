@@ -158,6 +158,12 @@ def _copy(self):
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if self._trace.concrete_values and method == "__call__" and not kwargs:  # (``array - taped``)
+        attempt = staged.ATTEMPTS.get(ufunc.__name__)
+        if attempt is not None and len(inputs) == ufunc.nin:
+            out = attempt(*inputs)
+            if out is not None:
+                return out
     fnp = _fnp()
     fn = getattr(fnp, ufunc.__name__, None)
     if method != "__call__" or fn is None or kwargs.get("out") is not None:
