@@ -55,6 +55,8 @@ def test_primitive_count_stays_small():
     # real values, each with the transpose JAX's derivative convention needs.)
     families = {
         "linalg": {"cholesky", "triangular_solve", "lu", "eigh", "qr", "svd", "eig"},
+        # eager only (NumPy's LAPACK on concrete values; traced code uses lu): never staged
+        "linalg_eager": {"solve", "slogdet"},
         "special": {"erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma"},
         "calls": {"jit_call", "custom_jvp_call", "custom_vjp_call", "checkpoint_call", "custom_lin", "custom_vmap_call"},
         "control": {"cond", "while", "scan"},
@@ -65,7 +67,7 @@ def test_primitive_count_stays_small():
     extra = set().union(*families.values())
     core = sorted(set(PRIMITIVES) - extra)
     assert len(core) <= 86, core
-    assert len(PRIMITIVES) <= 119, sorted(PRIMITIVES)
+    assert len(PRIMITIVES) <= 121, sorted(PRIMITIVES)  # (custom_vmap_call; the two eager-only linalg ones)
 
 
 # --- family helpers take parameters, never test names (DESIGN 2.2) ----------------------------

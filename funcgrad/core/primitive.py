@@ -136,7 +136,7 @@ VALUES, AVALS, NOTHING = "values", "avals", "nothing"
 NO_EAGER_RECORD = "no eager record: the output has no tangent"
 
 GENERAL_PATH = "uses the general reverse mode for this one primitive: "
-SEVERAL_RESULTS = GENERAL_PATH + "the eager tape records single-result primitives only"
+SEVERAL_RESULTS = GENERAL_PATH + "no NumPy rule is written for this several-output primitive"
 
 
 def defvjp_eager(prim: Primitive, rule: Callable, *, primals: str = VALUES, ans: bool = False,
@@ -145,10 +145,9 @@ def defvjp_eager(prim: Primitive, rule: Callable, *, primals: str = VALUES, ans:
 
     ``primals``/``ans``: the residuals it reads (``VALUES``, ``AVALS`` or ``NOTHING`` of
     the inputs; the output or not). ``zero_if(which, params)``: true when, with tangents
-    only at the positions ``which``, the output has none (nothing is recorded).
+    only at the positions ``which``, the output has none (nothing is recorded). A rule of
+    a several-output primitive gets a list of cotangents, ``Zero`` where an output got none.
     """
-    if prim.multiple_results:
-        raise ValueError(f"{prim.name}: the eager tape records single-result primitives only")
     residuals = (primals, ans)
     if getattr(rule, "residuals", residuals) != residuals or getattr(rule, "zero_if", zero_if) is not zero_if:
         raise ValueError(f"{prim.name}: this eager cotangent rule is already registered with other residuals")

@@ -67,6 +67,10 @@ class Trace:
 
     __slots__ = ("main",)
     handles_raw_args = False
+    # True for a trace whose tracers stand for concrete values and that runs primitives
+    # on them with their NumPy impls (the eager tape of an outermost ``grad``): eager-only
+    # primitives may be bound on its tracers (``eager_operands``).
+    concrete_values = False
 
     def __init__(self, main: MainTrace):
         self.main = main
@@ -324,6 +328,19 @@ def dynamic_payload():
     """The payload of the innermost staging trace (make_jaxpr, jit: its builder), or None."""
     dyn = _state.dynamic
     return None if dyn is None else dyn.payload
+
+
+def eager_operands(args) -> bool:
+    """True when an eager-only primitive (impl, abstract_eval and an eager cotangent rule
+    only: ``core/prims/linalg_eager.py``) may be bound on ``args``: nothing stages, and
+    every tracer among them belongs to a trace of concrete values (the eager tape), so
+    no other transform will see the primitive."""
+    if _state.dynamic is not None:
+        return False
+    for a in args:
+        if isinstance(a, Tracer) and not a._trace.concrete_values:
+            return False
+    return True
 
 
 def is_staging() -> bool:

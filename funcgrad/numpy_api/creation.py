@@ -16,7 +16,7 @@ import numpy as np
 
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
-from funcgrad.core.trace import is_eager
+from funcgrad.core.trace import is_eager, is_staging
 from funcgrad.errors import ConcretizationError
 from funcgrad.numpy_api import _util
 from funcgrad.numpy_api._util import aval_of, is_tracer
@@ -29,8 +29,10 @@ __all__ = [
 
 
 def _eager(*args) -> bool:
-    """True when NumPy can build the result directly (no transform, no tracer inputs)."""
-    return is_eager() and not any(is_tracer(a) for a in args)
+    """True when NumPy can build the result directly: nothing stages and no input is
+    traced (a transform such as the eager tape of ``grad`` may be active: it never sees
+    an operation on constants, which would run eagerly through the primitives anyway)."""
+    return not is_staging() and not any(is_tracer(a) for a in args)
 
 
 def _dtype(dtype, fname, default=None):
@@ -203,7 +205,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
         floats = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))
         dtype = dtypes.float64 if floats else dtypes.int64
     dtype = dtypes.canonicalize(dtype, what="arange dtype")
-    if is_eager():
+    if _eager():
         return np.arange(start, stop, step, dtype=dtype)
     length = max(0, math.ceil((stop - start) / step))
     if length == 0:
@@ -236,7 +238,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
     _util.check_arraylike("linspace", start, stop)
     out_dtype = _dtype(dtype, "linspace")
-    if _eager(start, stop):
+    if is_eager() and not any(is_tracer(a) for a in (start, stop)):  # (NumPy's rounding only eagerly)
         return np.linspace(_util.asarray(start), _util.asarray(stop), num, endpoint=endpoint,
                            retstep=retstep, dtype=out_dtype, axis=axis)
     div = num - 1 if endpoint else num
@@ -307,7 +309,7 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
     dtype = _dtype(dtype, "eye", dtypes.float64)
     if N < 0 or M < 0:
         raise ValueError(f"eye: negative dimensions are not allowed, got N={N}, M={M}")
-    if is_eager():
+    if _eager():
         return np.eye(N, M, k, dtype=dtype)
     return lax.convert_element_type(_diag_mask(N, M, k, "eye"), dtype)
 
@@ -323,7 +325,7 @@ def tri(N, M=None, k=0, dtype=None):
     M = N if M is None else operator.index(M)
     k = operator.index(k)
     dtype = _dtype(dtype, "tri", dtypes.float64)
-    if is_eager():
+    if _eager():
         return np.tri(N, M, k, dtype=dtype)
     return lax.convert_element_type(_diag_mask(N, M, k, "tri", lax.ge), dtype)
 

@@ -121,7 +121,7 @@ def _elementwise(promote):
 
             @functools.wraps(body)
             def fn(*args):
-                if args and (type(args[0]) is _JT or type(args[-1]) is _JT):
+                if args and (isinstance(args[0], _Tracer) or isinstance(args[-1], _Tracer)):
                     out = attempt(*args)
                     if out is not None:
                         return out
@@ -142,6 +142,7 @@ def _elementwise(promote):
 _DIRECT = {"add": (_ewp.add_p, 2), "subtract": (_ewp.sub_p, 2), "multiply": (_ewp.mul_p, 2),
            "negative": (_ewp.neg_p, 1), "absolute": (_ewp.abs_p, 1)}
 _JT = JaxprTracer
+_Tracer = Tracer  # (the attempts take the staging trace's and the eager tape's)
 _F = promote_args_float_loop
 _numeric = _elementwise(promote_args)  # keeps int/bool dtypes (NumPy 2 promotion)
 _inexact = _elementwise(promote_args_float_loop)  # ints and bools become float (NumPy's loop)
@@ -156,7 +157,7 @@ def _simple(name: str, promote, lax_fn, nin: int, doc: str):
         attempt = staged.unary(name, prim, staged.INEXACT)
 
         def fn(x, /):
-            if type(x) is _JT:
+            if isinstance(x, _Tracer):
                 out = attempt(x)
                 if out is not None:
                     return out
@@ -168,7 +169,7 @@ def _simple(name: str, promote, lax_fn, nin: int, doc: str):
         attempt = staged.binary(name, prim, staged.INEXACT, promote)
 
         def fn(x1, x2, /):
-            if type(x1) is _JT or type(x2) is _JT:
+            if isinstance(x1, _Tracer) or isinstance(x2, _Tracer):
                 out = attempt(x1, x2)
                 if out is not None:
                     return out

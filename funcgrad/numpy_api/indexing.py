@@ -148,6 +148,13 @@ def _getitem(x, idx, mode=None, fill_value=None, fname="getitem"):
     """``x[idx]`` with an out-of-range ``mode`` (JAX's names; None: promise_in_bounds with
     concrete indices checked like NumPy's)."""
     x = _util.asarray(x, fname=fname)
+    if type(idx) is int and mode is None:  # ``x[i]``, the commonest index: what parse gives, directly
+        shape = _util.shape_of(x)
+        if shape and -shape[0] <= idx < shape[0]:
+            i = idx + shape[0] if idx < 0 else idx
+            y = lax.slice(x, (i,) + (0,) * (len(shape) - 1), (i + 1,) + shape[1:])
+            out = lax.reshape(y, shape[1:])
+            return out[()] if len(shape) == 1 and type(out) is np.ndarray else out
     gmode = "clip" if mode is None else gather_mode(mode, fname)
     plan = parse(_util.shape_of(x), idx, None if mode is None else gmode)
     tokens, bshape, out_shape = result_layout(plan)

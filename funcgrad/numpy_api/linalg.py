@@ -32,10 +32,14 @@ import numpy as np
 
 from funcgrad.core import dtypes
 from funcgrad.core import lax_api as lax
+from funcgrad.core.array import Array
 from funcgrad.core.prims import eig as _peig
 from funcgrad.core.prims import linalg as _plin
+from funcgrad.core.prims import linalg_eager as _elin
+from funcgrad.core.trace import eager_operands
 from funcgrad.numpy_api import _util
 from funcgrad.numpy_api._util import aval_of, shape_of
+from funcgrad.numpy_api.staged import on_tape
 from funcgrad.transforms.custom import custom_jvp
 
 __all__ = ["norm", "det", "slogdet", "inv", "solve", "cholesky", "eig", "eigvals", "eigh", "eigvalsh", "qr", "svd"]
@@ -117,6 +121,28 @@ def _lu_parts(a):
     return lu, _diag(lu), parity if rdt == dt else lax.convert_element_type(parity, dt)
 
 
+def _one_float64_system(a, b) -> bool:
+    """``a`` (n, n) and ``b`` (n,) or (n, k), float64 arrays or eager-tape values."""
+    for x in (a, b):
+        if not (type(x) is np.ndarray or type(x) is Array or on_tape(x)) or x.dtype != np.float64:
+            return False
+    sa, sb = a.shape, b.shape
+    return len(sa) == 2 and sa[0] == sa[1] and 1 <= len(sb) <= 2 and sb[0] == sa[1]
+
+
+# NumPy's LAPACK computes float32 in double and rounds, funcgrad's LU in float32: the
+# eager LAPACK path keeps to the dtypes where both give the same value up to rounding.
+_LAPACK_DTYPES = (np.dtype(np.float64), np.dtype(np.complex128))
+
+
+def _solve(a, b):
+    """``inv(a) @ b`` for square ``a`` (..., n, n) and ``b`` (..., n, k), same batch dims:
+    LAPACK on concrete values (and the eager tape's), the LU composite when traced."""
+    if aval_of(a).dtype in _LAPACK_DTYPES and eager_operands((a, b)):
+        return _elin.solve(a, b)
+    return _lu_solve(a, b)
+
+
 def _lu_solve(a, b):
     """``inv(a) @ b`` for square ``a`` (..., n, n) and ``b`` (..., n, k), same batch dims."""
     lu, _, perm = _plin.lu(a)
@@ -190,6 +216,9 @@ def slogdet(a):
     """``(sign, logabsdet)`` with ``det(a) == sign * exp(logabsdet)``; a singular matrix
     gives ``(0, -inf)``. Returns a namedtuple like NumPy's ``SlogdetResult``."""
     a = _matrix_arg("slogdet", a)
+    if aval_of(a).dtype == np.float64 and eager_operands((a,)):  # LAPACK (complex: its sign has a tangent)
+        sign, logabsdet = _elin.slogdet(a)
+        return SlogdetResult(_scalar(sign), _scalar(logabsdet))
     _, u_diag, parity = _lu_parts(a)
     last = (aval_of(u_diag).ndim - 1,)
     sign = lax.mul(parity, lax.reduce_prod(lax.sign(u_diag), last))
@@ -205,6 +234,8 @@ def solve(a, b):
     >>> fnp.linalg.solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([1.0, 1.0]))
     Array([0.5 , 0.25])
     """
+    if _one_float64_system(a, b) and eager_operands((a, b)):
+        return _elin.solve(a, b)  # (nothing to promote or broadcast: LAPACK directly)
     _util.check_arraylike("solve", a, b)
     a, b = _util.promote_dtypes_inexact(_util.asarray(a, fname="solve"), _util.asarray(b, fname="solve"), fname="solve")
     a, b = _as_float(a), _as_float(b)
@@ -217,12 +248,14 @@ def solve(a, b):
             f"solve: b with shape {b_shape} does not match a with shape {a_shape}; b must have "
             f"shape ({n},) or (..., {n}, k)"
         )
+    if vector and len(a_shape) == 2 and aval_of(a).dtype in _LAPACK_DTYPES and eager_operands((a, b)):
+        return _elin.solve(a, b)  # (a single system: LAPACK takes the vector as it is)
     if vector:
         b = lax.reshape(b, (n, 1))
     batch = _util.broadcast_shapes("solve", a_shape[:-2], shape_of(b)[:-2])
     a = _util.broadcast_to(a, batch + (n, n))
     b = _util.broadcast_to(b, batch + shape_of(b)[-2:])
-    x = _lu_solve(a, b)
+    x = _solve(a, b)
     return lax.reshape(x, batch + (n,)) if vector else x
 
 
@@ -230,7 +263,7 @@ def inv(a):
     """Inverse of (a stack of) square matrices. A singular matrix gives NaNs (JAX's
     convention, not NumPy's ``LinAlgError``), eagerly and compiled alike."""
     a = _matrix_arg("inv", a)
-    return _lu_solve(a, _eye_like(a))
+    return _solve(a, _eye_like(a))
 
 
 # --- decompositions ------------------------------------------------------------------------

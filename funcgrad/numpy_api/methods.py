@@ -45,14 +45,14 @@ def _binary(name, reflected=False):
     if attempt is not None:  # staged operands first: the one primitive, no public layers
         if reflected:
             def method(self, other):
-                if type(self) is JaxprTracer:  # (only a staged self can take the direct path)
+                if type(self) is JaxprTracer or self._trace.concrete_values:  # (a staged or taped self)
                     out = attempt(other, self)
                     if out is not None:
                         return out
                 return _as_python_arithmetic(getattr(_fnp(), name)(other, self), self, other)
         else:
             def method(self, other):
-                if type(self) is JaxprTracer:
+                if type(self) is JaxprTracer or self._trace.concrete_values:
                     out = attempt(self, other)
                     if out is not None:
                         return out
@@ -91,7 +91,7 @@ def _unary(name):
     attempt = staged.ATTEMPTS.get(name)
     if attempt is not None:
         def method(self):
-            if type(self) is JaxprTracer:
+            if type(self) is JaxprTracer or self._trace.concrete_values:
                 out = attempt(self)
                 if out is not None:
                     return out
@@ -158,6 +158,12 @@ def _copy(self):
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if self._trace.concrete_values and method == "__call__" and not kwargs:  # (``array - taped``)
+        attempt = staged.ATTEMPTS.get(ufunc.__name__)
+        if attempt is not None and len(inputs) == ufunc.nin:
+            out = attempt(*inputs)
+            if out is not None:
+                return out
     fnp = _fnp()
     fn = getattr(fnp, ufunc.__name__, None)
     if method != "__call__" or fn is None or kwargs.get("out") is not None:

@@ -106,6 +106,7 @@ class EagerTape(Trace):
 
     __slots__ = ("count",)
     handles_raw_args = True  # constants stay plain values; outputs need no lowering
+    concrete_values = True  # eager-only primitives may be bound on its tracers
 
     def __init__(self, main):
         super().__init__(main)
@@ -137,20 +138,39 @@ class EagerTape(Trace):
         if scalars:  # the rules read NumPy values
             primals = [np.asarray(x) if type(x) in _PY_SCALARS else x for x in primals]
         ans = _eager_bind(prim, primals, params)
-        if rule is NO_EAGER_RECORD or ans.dtype.kind not in "fc":
+        if rule is NO_EAGER_RECORD or (not prim.multiple_results and ans.dtype.kind not in "fc"):
             return ans
         zero_if = rule.zero_if
         if zero_if is not None and zero_if([i for i, _ in linear], params):
             return ans  # no traced operand has a tangent here: a constant, like the general path
-        index = self.count
-        self.count = index + 1
         # Keep only the residuals the rule reads, so large intermediates are freed (and
         # their memory reused) during the forward pass, as in hand-written NumPy.
         keep_primals, keep_ans = rule.residuals
         if keep_primals is not VALUES:
             primals = [get_aval_any(x) for x in primals] if keep_primals is AVALS else None
+        if prim.multiple_results:
+            return self._record_several(rule, ans, primals, params, linear, keep_ans)
+        index = self.count
+        self.count = index + 1
         self.main.payload.append((CT_RULE, rule, index, primals, ans if keep_ans else None, params, linear))
         return EagerTracer(self, ans, index)
+
+    def _record_several(self, rule, ans, primals, params, linear, keep_ans):
+        """The record of a several-output primitive with a cotangent rule: each float
+        output gets an index (the rule receives a list of cotangents, ``Zero`` for the
+        outputs that got none)."""
+        out, results = [], []
+        for o in ans:
+            aval = get_aval_any(o)
+            if aval.dtype.kind in "fc":
+                out.append((self.count, aval))
+                results.append(EagerTracer(self, o, self.count, aval))
+                self.count += 1
+            else:
+                out.append((None, tangent_aval(aval)))
+                results.append(o)
+        self.main.payload.append((CT_RULE, rule, tuple(out), primals, ans if keep_ans else None, params, linear))
+        return results
 
     def _fallback(self, prim, primals, linear, params, weak=None):
         """One primitive through the general reverse mode (its JVP rule + transposes).

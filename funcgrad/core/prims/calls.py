@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from funcgrad.core.interpret import eval_jaxpr
+from funcgrad.core.interpret import eval_closed_impls, eval_jaxpr
 from funcgrad.core.primitive import Primitive
 
 # --- jit_call --------------------------------------------------------------------------------
@@ -61,8 +61,13 @@ def _call_abstract_eval(*avals, call_jaxpr, **_):
     return call_jaxpr.out_avals
 
 
-def _call_impl(*args, fun, **_):
-    return fun(*args)
+def _call_impl(*args, fun, call_jaxpr, **_):
+    # A staged call evaluates its jaxpr: calling ``fun`` would trace its loops again on
+    # every evaluation (e.g. an ``odeint`` inside a scan body, once per iteration). No
+    # jaxpr (Python control flow on the primals under eager differentiation): ``fun``.
+    if call_jaxpr is None:
+        return fun(*args)
+    return eval_closed_impls(call_jaxpr, *args)
 
 
 def _call_primitive(name):

@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from funcgrad.core.interpret import eval_jaxpr
+from funcgrad.core.interpret import eval_closed_impls
 from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.core.primitive import Primitive
 
@@ -62,7 +62,7 @@ cond_p.jaxpr_params = ("branches",)
 @cond_p.def_impl
 def _cond_impl(index, *operands, branches):
     i = int(np.clip(int(index), 0, len(branches) - 1))
-    return eval_jaxpr(branches[i].jaxpr, branches[i].consts, *operands)
+    return eval_closed_impls(branches[i], *operands)
 
 
 @cond_p.def_abstract_eval
@@ -100,8 +100,8 @@ def while_parts(args, cond_nconsts, body_nconsts):
 @while_p.def_impl
 def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     cc, bc, carry = while_parts(args, cond_nconsts, body_nconsts)
-    while bool(eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *cc, *carry)[0]):
-        carry = eval_jaxpr(body_jaxpr.jaxpr, body_jaxpr.consts, *bc, *carry)
+    while bool(eval_closed_impls(cond_jaxpr, *cc, *carry)[0]):
+        carry = eval_closed_impls(body_jaxpr, *bc, *carry)
     return carry
 
 
@@ -177,7 +177,7 @@ def _scan_impl(*args, jaxpr, num_consts, num_carry, length, reverse, linear=None
     ys = [[None] * length for _ in y_avals]
     order = range(length - 1, -1, -1) if reverse else range(length)
     for i in order:
-        out = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *carry, *[_index(x, i) for x in xs])
+        out = eval_closed_impls(jaxpr, *consts, *carry, *[_index(x, i) for x in xs])
         carry = out[:num_carry]
         for k, y in enumerate(out[num_carry:]):
             ys[k][i] = y

@@ -34,7 +34,7 @@ from funcgrad.core import dtypes
 from funcgrad.core.ad_util import Zero, is_undefined
 from funcgrad.core.avals import ShapedArray
 from funcgrad.core.batch_util import batch_size, bdim_at, moveaxis
-from funcgrad.core.primitive import GENERAL_PATH, Primitive, allow_missing, batch_rules, jvp_rules
+from funcgrad.core.primitive import GENERAL_PATH, Primitive, batch_rules, jvp_rules
 from funcgrad.core.prims._checks import check_kind
 from funcgrad.core.trace import get_aval_any
 
@@ -200,7 +200,7 @@ def _leading_batcher(prim):
     batch_rules[prim] = rule
 
 
-# The eager tape (outermost grad) runs these through their JVP rules and transposes.
+# The eager tape (outermost grad) runs eig through its JVP rule and transposes (eig.py).
 _NO_NUMPY_RULE = GENERAL_PATH + "linear algebra, no NumPy rule is written (its JVP: matrix products, solves)"
 
 
@@ -239,7 +239,7 @@ def _cholesky_jvp(primals, tangents):
 jvp_rules[cholesky_p] = _cholesky_jvp
 ad.nonlinear(cholesky_p)
 _leading_batcher(cholesky_p)
-allow_missing("eager_vjp", cholesky_p, _NO_NUMPY_RULE)
+# (its eager cotangent rule, NumPy: ``linalg_eager.py``, for this module's line budget)
 
 
 # --- triangular_solve ------------------------------------------------------------------------
@@ -315,7 +315,7 @@ def _triangular_solve_transpose(ct, a, b, *, lower, transpose_a, unit_diagonal):
 jvp_rules[triangular_solve_p] = _triangular_solve_jvp
 ad.deftranspose(triangular_solve_p, _triangular_solve_transpose)
 _leading_batcher(triangular_solve_p)
-allow_missing("eager_vjp", triangular_solve_p, _NO_NUMPY_RULE)
+# (its eager cotangent rule, NumPy: ``linalg_eager.py``, for this module's line budget)
 
 
 # --- lu ------------------------------------------------------------------------------------------
