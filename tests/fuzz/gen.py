@@ -616,11 +616,16 @@ class Gen:
             return None
         specs = {(1, 1): ["i,i->", "i,j->ij"], (2, 1): ["ij,j->i", "ij,i->j"],
                  (1, 2): ["i,ij->j", "j,ij->i"], (2, 2): ["ij,jk->ik", "ij,ij->i", "ij,ij->", "ij,ik->jk"]}
-        options = ["{M}.dot({a}, {b})", "{a} @ {b}", "{M}.matmul({a}, {b})", "{M}.outer({a}, {b})",
+        options = ["{D}.dot({a}, {b})", "{a} @ {b}", "{M}.matmul({a}, {b})", "{M}.outer({a}, {b})",
                    "{a} @ {b}.T"]
         for spec in specs.get((a.arr.ndim, b.arr.ndim), []):
             options.append(f"{{M}}.einsum('{spec}', {{a}}, {{b}})")
-        return self.make(self.fmt(self.rng.choice(options), a=a, b=b), [a, b], env)
+        text = self.rng.choice(options)
+        render = self.fmt(text.replace("{D}", "{M}"), a=a, b=b)
+        if text.startswith("{D}"):  # NumPy's meaning of dot: ``ref.dot`` (see there)
+            fg_dot, np_dot = render, self.fmt("ref.dot({a}, {b})", a=a, b=b)
+            render = lambda s: fg_dot(s) if s.fg else np_dot(s)  # noqa: E731
+        return self.make(render, [a, b], env)
 
     def t_sort(self, pool, env):
         a = self.pick(pool, "fi", lambda t: t.arr.ndim > 0)
