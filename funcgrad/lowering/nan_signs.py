@@ -24,8 +24,8 @@ _rules: dict = {}
 
 def rule(name: str, dtype) -> str | None:
     """How NumPy's ``name`` on ``dtype`` signs the NaN it returns for a NaN: ``"keep"``
-    (the argument's sign), ``"flip"``, ``"+"`` or ``"-"`` (always that sign); None for a
-    function or dtype NumPy has no loop for."""
+    (the argument's sign), ``"flip"``, ``"+"`` or ``"-"`` (always that sign); None for
+    another function (of two arguments: ``atan2``) or dtype."""
     key = (name, np.dtype(dtype))
     if key not in _rules:
         _rules[key] = _probe(*key)
@@ -34,7 +34,7 @@ def rule(name: str, dtype) -> str | None:
 
 def _probe(name: str, dtype: np.dtype) -> str | None:
     fn = getattr(np, _UFUNC.get(name, name), None)
-    if not isinstance(fn, np.ufunc) or dtype not in DTYPES:
+    if name not in NAMES or not isinstance(fn, np.ufunc) or fn.nin != 1 or dtype not in DTYPES:
         return None
     # (17 elements: NumPy's vector loops and their scalar tails agree; element 0 decides)
     plus, minus = (np.full(17, np.copysign(np.nan, s), dtype) for s in (1.0, -1.0))
