@@ -476,8 +476,8 @@ def _sumsq(x, y):
 
 
 def _atan2_partial(g, num, other):
-    """``g * num / (num**2 + other**2)``: atan2's partial in the argument ``num`` is not
-    (``y`` for x's, ``-x`` for y's, negated after). Where ``num`` is infinite and ``other``
+    """``g * num / (num**2 + other**2)``: with ``num = y`` the partial of ``atan2(x, y)``
+    in x, with ``num = x`` minus its partial in y. Where ``num`` is infinite and ``other``
     finite the formula is inf/inf, but atan2 is constant there (±pi/2, 0 or ±pi): the
     partial is 0. ``num`` is made safe (1) there, so no discarded branch holds a NaN that
     a 0 cotangent would turn into NaN in reverse mode or at higher order (``_pow_dx``)."""
