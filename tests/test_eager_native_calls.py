@@ -233,3 +233,21 @@ def test_vector_like_and_unaligned_matrices_stay_on_dot(native):
         out, seen, _ = _matmul_counting_alt(x, y)
         assert not seen, (x.shape, y.shape)
         np.testing.assert_array_equal(out, np.dot(x, y))
+
+
+def test_one_element_operand_leaves_the_entry(native):
+    """An operand of one element goes back to Python (``numpy.dot`` would call BLAS
+    ``axpy``, which skips the products when that element is 0): ``inf * 0`` is NaN."""
+    a = np.array([[np.inf], [2.0]])
+    for y in (np.array([0.0]), np.array([[0.0]])):
+        fnp.matmul(a, np.ones((1, 2)))  # (the plan: float64 operands)
+        orig, n, counting = _counting(fnp.matmul)
+        fnp.matmul._cfg[0] = counting
+        try:
+            with np.errstate(invalid="ignore"):
+                out = fnp.matmul(a, y)
+        finally:
+            fnp.matmul._cfg[0] = orig
+        assert n[0] == 1 and np.isnan(out[0]) and out[1] == 0.0
+    out, seen, _ = _matmul_counting_alt(a, np.array([1.0]))
+    assert out.tolist() == [np.inf, 2.0]

@@ -168,3 +168,55 @@ def test_integer_power_and_casts_on_special_values(dtype):
         for to in (np.float32, np.float64, np.complex128):
             f = lambda x: lax.convert_element_type(x, to)  # noqa: E731
             _same_bits(fg.jit(f)(x), f(x), f"convert to {np.dtype(to).name}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_math_functions_return_numpys_nan(dtype):
+    """The sign of the NaN a math function returns for a NaN is NumPy's (it differs by
+    function and machine: float32 ``exp(-nan)`` is +NaN, float64's keeps the sign), so
+    ``signbit`` of it agrees eagerly and compiled."""
+    from funcgrad.lowering import nan_signs
+
+    x = np.array([np.nan, -np.nan] * 9, dtype)
+    assert np.signbit(x).tolist() == [False, True] * 9
+    prims = {"asin": "asin", "acos": "acos", "atan": "atan", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh"}
+    for name in nan_signs.NAMES:
+        prim = PRIMITIVES[prims.get(name, name)]
+        f = lambda x: bind(prim, x)  # noqa: E731
+        with np.errstate(all="ignore"):
+            want, got = np.asarray(f(x)), np.asarray(fg.jit(f)(x))
+        assert np.isnan(got).all() and np.signbit(got).tolist() == np.signbit(want).tolist(), name
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_signbit_of_exp_of_negated_abs_at_nan(dtype):
+    import funcgrad.numpy as fnp
+
+    def f(x):
+        return fnp.signbit(fnp.exp(-fnp.abs(x))), fnp.copysign(1.0, fnp.tanh(-x))
+
+    x = np.array([0.0, -np.inf, np.nan, -0.0], dtype)
+    with np.errstate(all="ignore"):
+        want = f(x)
+        assert np.signbit(np.exp(-np.abs(x))).tolist() == want[0].tolist()  # eager is NumPy
+        for got, w in zip(fg.jit(f)(x), want):
+            assert got.tolist() == w.tolist()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_product_with_a_one_element_zero_operand_is_nan(dtype):
+    """``numpy.dot`` with an operand of one element calls BLAS ``axpy``, which skips the
+    products when that element is 0 (``dot([[inf]], [0.0])`` is 0); funcgrad computes
+    them, eagerly as compiled (``numpy.matmul``'s values)."""
+    import funcgrad.numpy as fnp
+
+    a = np.array([[-0.0], [np.inf], [np.nan], [2.0]], dtype)
+    for x, y in [(a, np.array([-0.0], dtype)), (a, np.array([[0.0]], dtype)), (np.array([0.0], dtype), a.T),
+                 (np.array([[0.0]], dtype), a.T)]:
+        with np.errstate(invalid="ignore"):
+            want = np.matmul(x, y)
+            for f in (fnp.dot, fnp.matmul, lambda x, y: x @ fnp.asarray(y)):
+                for _ in range(3):  # (the eager native entry, once enabled, included)
+                    _same_bits(f(x, y), want, f"eager {x.shape} {y.shape}")
+                _same_bits(fg.jit(f)(x, y), want, f"jit {x.shape} {y.shape}")
+    assert np.isnan(fnp.dot(a, np.array([0.0], dtype))[1:3]).all()

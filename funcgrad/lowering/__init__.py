@@ -48,7 +48,7 @@ from funcgrad import config
 from funcgrad.core.ir import ClosedJaxpr
 from funcgrad.errors import LoweringError
 from funcgrad.lowering import complex_math, dot, elementwise, indexing, reductions, structural  # noqa: F401  (rules)
-from funcgrad.lowering import disk_cache, dispatch, effects, engine, interrupt, program_cache, unit_library
+from funcgrad.lowering import disk_cache, dispatch, effects, engine, interrupt, nan_signs, program_cache, unit_library
 from funcgrad.lowering import eig, fft_lower, linalg  # noqa: F401  (register rules)
 from funcgrad.lowering import bits, special  # noqa: F401  (register rules)
 from funcgrad.lowering import pending  # noqa: F401  (allow-list: the inlined call primitives)
@@ -179,7 +179,7 @@ def _bind_type_symbols(module=None) -> None:
 def _program_key(closed: ClosedJaxpr) -> str | None:
     if not disk_cache.enabled() or config.flag(config.DUMP_JAXPR) or config.flag(config.DUMP_IR):
         return None
-    return program_cache.key(closed, engine.fingerprint(), f"blas={dot.USE_BLAS}")
+    return program_cache.key(closed, engine.fingerprint(), f"blas={dot.USE_BLAS} nan={nan_signs.signature()}")
 
 
 def _from_program_cache(closed: ClosedJaxpr, key: str, title: str) -> Executable | None:

@@ -12,7 +12,7 @@ import numpy as np
 
 from funcgrad.core.prims import elementwise as ew
 from funcgrad.errors import LoweringError
-from funcgrad.lowering import vecmath
+from funcgrad.lowering import nan_signs, vecmath
 from funcgrad.lowering.builder import BOOL, F64, LLTYPE, Value, const, int_op, int_pred
 from funcgrad.lowering.context import lower_view
 
@@ -65,15 +65,30 @@ def libm(name: str):
 
 def math_fn(name: str):
     """Emitter for a transcendental: the vectorisable IR version from ``vecmath`` when
-    there is one, else the C library (scalar calls: the loop does not vectorise)."""
+    there is one, else the C library (scalar calls: the loop does not vectorise); for a
+    NaN argument, the NaN NumPy returns (``nan_signs``)."""
     fallback = libm(name)
 
     def emit(b, *xs):
         if vecmath.supports(name, xs[0].dtype):
-            return vecmath.call(b, name, *xs)
-        return fallback(b, *xs)
+            return _numpys_nan(b, name, xs[0], vecmath.call(b, name, *xs))
+        return _numpys_nan(b, name, xs[0], fallback(b, *xs))
 
     return emit
+
+
+def _numpys_nan(b, name: str, x: Value, r: Value) -> Value:
+    """``r``, except NumPy's NaN for ``name`` where ``x`` is NaN: the sign is made with
+    ``copysign`` and ``select``, operations that keep a NaN's sign (arithmetic need not)."""
+    how = nan_signs.rule(name, x.dtype)
+    if how is None:
+        return r
+    nan = const(x.dtype, np.nan)
+    if how in ("+", "-"):
+        v = const(x.dtype, np.copysign(np.nan, -1.0)) if how == "-" else nan
+    else:
+        v = intrinsic("copysign", nan, x if how == "keep" else _neg(b, x), b=b)
+    return b.select(b.cmp("fcmp", "uno", x, x), v, r)
 
 
 def _unary_intrinsic(name):

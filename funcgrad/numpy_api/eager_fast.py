@@ -308,7 +308,8 @@ def _gemm(x, y) -> bool:
 def matmul(slow):
     """``matmul`` of 1-d/2-d arrays of one non-bool dtype: ``numpy.dot``, which is what
     the general path's ``dot_general`` impl calls for these shapes (``numpy.matmul`` for
-    big C-contiguous matrices: ``GEMM_MIN``)."""
+    big C-contiguous matrices, ``GEMM_MIN``, and where an operand has one element,
+    ``dot.blas_dot``)."""
     np_dot, np_matmul = np.dot, np.matmul
     # (cfg[3]: the native entry's function for big matrices of the plan's dtype)
     cfg = [None, eager_native.flags(True, 1, 2, gemm_min=GEMM_MIN), None, np_dot]
@@ -327,7 +328,10 @@ def matmul(slow):
                         if plan is None or plan[1] is not d:
                             cfg[3] = np_matmul if d in _GEMM_DTYPES else np_dot
                             cfg[2] = (np_dot, d, d)
-                        fn = np_matmul if d in _GEMM_DTYPES and _gemm(x, y) else np_dot
+                        # (an operand of one element: ``numpy.dot`` would skip its products
+                        # with a 0 there, ``blas_dot``; the native entry leaves it to us)
+                        fn = np_matmul if x.size == 1 or y.size == 1 or d in _GEMM_DTYPES and _gemm(x, y) \
+                            else np_dot
                         token = silence()
                         try:
                             out = fn(x, y)

@@ -21,7 +21,8 @@ one operand a non-empty list/tuple of ndarrays, each checked as an operand again
 ``dtype_0`` (``concatenate``), bits 8-15 and 16-23 bound the operands' ranks, bit 2
 (``GEMM``) calls ``cfg[3]`` for two aligned C-contiguous matrices, each dimension in
 [2, 2^31), whose product has at least bits 32-63 elements (``matmul``: ``numpy.matmul``
-there, see ``eager_fast``). The entry
+there, see ``eager_fast``), and leaves an operand of one element to ``fallback``
+(``numpy.dot`` would skip its products with a 0 there: ``dot.blas_dot``). The entry
 takes the plan when there are no keywords, no staging trace (``trace.STAGING[0]`` is 0,
 or ``TRACE_STATE.dynamic is None``), as many operands as dtypes, each an
 ``ndarray`` (or an ``Array`` whose base is one, passed as that base, as ``eager_fast``
@@ -303,6 +304,27 @@ gemm_chk:
   %g0nd = load i32, ptr %g0ndp
   %g1ndp = getelementptr i8, ptr %g1, i64 24
   %g1nd = load i32, ptr %g1ndp
+  %s0dp = getelementptr i8, ptr %g0, i64 32
+  %s0d = load ptr, ptr %s0dp
+  %s0a = load i64, ptr %s0d
+  %s0bp = getelementptr i64, ptr %s0d, i64 1
+  %s0b = load i64, ptr %s0bp
+  %s0one = icmp eq i32 %g0nd, 1
+  %s0bb = select i1 %s0one, i64 1, i64 %s0b
+  %s0n = mul i64 %s0a, %s0bb
+  %s1dp = getelementptr i8, ptr %g1, i64 32
+  %s1d = load ptr, ptr %s1dp
+  %s1a = load i64, ptr %s1d
+  %s1bp = getelementptr i64, ptr %s1d, i64 1
+  %s1b = load i64, ptr %s1bp
+  %s1one = icmp eq i32 %g1nd, 1
+  %s1bb = select i1 %s1one, i64 1, i64 %s1b
+  %s1n = mul i64 %s1a, %s1bb
+  %s0sc = icmp eq i64 %s0n, 1
+  %s1sc = icmp eq i64 %s1n, 1
+  %gscalar = or i1 %s0sc, %s1sc
+  br i1 %gscalar, label %fallback, label %gemm_lay
+gemm_lay:
   %g0flp = getelementptr i8, ptr %g0, i64 64
   %g0fl = load i32, ptr %g0flp
   %g1flp = getelementptr i8, ptr %g1, i64 64
@@ -345,7 +367,7 @@ gemm_alt:
   %alt = load ptr, ptr %altp
   br label %call_fn
 call_fn:
-  %fn = phi ptr [ %fn0, %call ], [ %fn0, %gemm_chk ], [ %fn0, %gemm_size ], [ %alt, %gemm_alt ]
+  %fn = phi ptr [ %fn0, %call ], [ %fn0, %gemm_lay ], [ %fn0, %gemm_size ], [ %alt, %gemm_alt ]
   %quiet = and i64 %fl, 1
   %isq = icmp ne i64 %quiet, 0
   br i1 %isq, label %call_quiet, label %call_plain

@@ -105,6 +105,7 @@ class Term:
     local: bool = False  # reads a loop/branch-local name (so it is traced there)
     exact: bool = False  # an input or a literal: every path sees the same bits (``tie_free``)
     special: bool = False  # may hold NaN/inf/-0.0 (the ``nonfinite`` feature; zero signs are compared)
+    nan_sign: bool = True  # its NaNs' signs are defined (``NAN_SIGN_READ``); False only when it holds NaN
 
     @property
     def arr(self):
@@ -350,6 +351,13 @@ NONFINITE_UNARY = [
     "{M}.sqrt({M}.abs({a}))", "{M}.floor({a})", "{a} * 1.0", "{a} - {a}",
 ]
 NONFINITE_BINARY = ["{a} + {b}", "{a} * {b}", "{a} - {b}", "{M}.maximum({a}, {b})", "{a} == {b}", "{a} < {b}"]
+# A NaN's sign is defined by the sign operations and copies (IEEE 754) and, in funcgrad, by
+# the math functions (compiled code returns NumPy's NaN: ``lowering/nan_signs.py``); that
+# of a NaN arithmetic makes is not (LLVM may turn ``-a + 0.0`` into ``0.0 - a``, NumPy's
+# differs between machines), so ``signbit``/``copysign`` read only defined ones.
+NAN_SIGN_SET = {"{M}.abs({a})", "{M}.exp(-{M}.abs({a}))"}  # defined whatever the operand's
+NAN_SIGN_KEPT = {"-{a}", "{M}.tanh({a})", "{M}.arctan({a})"}  # defined if the operand's is
+NAN_SIGN_READ = {"{M}.signbit({a})", "{M}.copysign(1.0, {a})"}
 
 
 class Gen:
@@ -616,11 +624,16 @@ class Gen:
             return None
         specs = {(1, 1): ["i,i->", "i,j->ij"], (2, 1): ["ij,j->i", "ij,i->j"],
                  (1, 2): ["i,ij->j", "j,ij->i"], (2, 2): ["ij,jk->ik", "ij,ij->i", "ij,ij->", "ij,ik->jk"]}
-        options = ["{M}.dot({a}, {b})", "{a} @ {b}", "{M}.matmul({a}, {b})", "{M}.outer({a}, {b})",
+        options = ["{D}.dot({a}, {b})", "{a} @ {b}", "{M}.matmul({a}, {b})", "{M}.outer({a}, {b})",
                    "{a} @ {b}.T"]
         for spec in specs.get((a.arr.ndim, b.arr.ndim), []):
             options.append(f"{{M}}.einsum('{spec}', {{a}}, {{b}})")
-        return self.make(self.fmt(self.rng.choice(options), a=a, b=b), [a, b], env)
+        text = self.rng.choice(options)
+        render = self.fmt(text.replace("{D}", "{M}"), a=a, b=b)
+        if text.startswith("{D}"):  # NumPy's meaning of dot: ``ref.dot`` (see there)
+            fg_dot, np_dot = render, self.fmt("ref.dot({a}, {b})", a=a, b=b)
+            render = lambda s: fg_dot(s) if s.fg else np_dot(s)  # noqa: E731
+        return self.make(render, [a, b], env)
 
     def t_sort(self, pool, env):
         a = self.pick(pool, "fi", lambda t: t.arr.ndim > 0)
@@ -706,8 +719,17 @@ class Gen:
             return None
         b = self.pick(pool, "f", lambda t: t.special and _broadcasts(t.shape, a.shape))
         if b is not None and self.rng.random() < 0.3:
-            return self.make(self.fmt(self.rng.choice(NONFINITE_BINARY), a=a, b=b), [a, b], env, special=True)
-        return self.make(self.fmt(self.rng.choice(NONFINITE_UNARY), a=a), [a], env, special=True)
+            text, defined = self.rng.choice(NONFINITE_BINARY), False
+            t = self.make(self.fmt(text, a=a, b=b), [a, b], env, special=True)
+        else:
+            text = self.rng.choice(NONFINITE_UNARY)
+            if text in NAN_SIGN_READ and not a.nan_sign:
+                return None
+            defined = text in NAN_SIGN_SET or (text in NAN_SIGN_KEPT and a.nan_sign)
+            t = self.make(self.fmt(text, a=a), [a], env, special=True)
+        if t is not None and not defined:
+            t.nan_sign = not np.isnan(t.arr).any()
+        return t
 
     SIMPLE = ["t_unary"] * 4 + ["t_binary"] * 4 + ["t_compare", "t_where", "t_cast", "t_reduce",
                                                       "t_shape", "t_static_index", "t_traced_index",
@@ -892,7 +914,8 @@ class Gen:
             self.stmts.append(Stmt(names, term))
             vals = term.value if len(names) > 1 else (term.value,)
             for nm, v in zip(names, vals):
-                self.vars[nm] = Term(_const(nm), v, term.deps, term.lowp, special=term.special)
+                self.vars[nm] = Term(_const(nm), v, term.deps, term.lowp, special=term.special,
+                                     nan_sign=term.nan_sign)
         used = set()
         for st in self.stmts:
             used |= set(re.findall(r"\b[vx]\d+\b", st.term.render(FG)))

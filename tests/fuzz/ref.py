@@ -43,6 +43,17 @@ def dynamic_slice(x, start_indices, slice_sizes):
     return x[idx]
 
 
+def dot(a, b):
+    """``numpy.dot`` with every product computed. With an operand of one element NumPy
+    calls BLAS ``axpy``, which adds nothing when that element is 0, so
+    ``numpy.dot([[inf]], [0.0])`` is 0; the products make it NaN, as in ``numpy.matmul``,
+    JAX and funcgrad (a NaN the generator then rejects, as any other)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.ndim and b.ndim and (a.size == 1 or b.size == 1):
+        return np.matmul(a, b)
+    return np.dot(a, b)
+
+
 class _AtIndex:
     def __init__(self, x, index):
         self.x, self.index = x, index

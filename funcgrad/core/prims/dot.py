@@ -20,6 +20,17 @@ from funcgrad.core.trace import get_aval_any
 dot_general_p = Primitive("dot_general")
 
 
+def blas_dot(x, y):
+    """``numpy.dot(x, y)`` of 1-d/2-d arrays, with every product computed. With an operand
+    of one element NumPy calls BLAS ``axpy``, which by BLAS's definition adds nothing
+    when that element is 0: ``numpy.dot([[inf]], [0.0])`` is 0 there, where the product
+    is NaN (``numpy.matmul``, ``einsum``, compiled code and JAX give NaN). Those go to
+    ``numpy.matmul`` (the same values otherwise)."""
+    if x.size == 1 or y.size == 1:
+        return np.matmul(x, y)
+    return np.dot(x, y)
+
+
 def _free(ndim, contract, batch):
     return tuple(d for d in range(ndim) if d not in contract and d not in batch)
 
@@ -30,7 +41,7 @@ def _dot_general_impl(x, y, *, dimension_numbers):
     x, y = np.asarray(x), np.asarray(y)
     xnd = x.ndim
     if not lb and xnd and xnd <= 2 and y.ndim <= 2 and lc == (xnd - 1,) and rc == (0,):
-        return np.dot(x, y)  # the common vector/matrix products: straight to BLAS
+        return blas_dot(x, y)  # the common vector/matrix products: straight to BLAS
     if not lc and not lb:
         # Plain outer product: [lhs dims, rhs dims] in order.
         return np.multiply.outer(x, y)
@@ -145,12 +156,12 @@ def _dot_general_vjp(ct, ans, p, which, *, dimension_numbers):
             if ynd == 1:
                 ct_x = ct * y if xnd == 1 else np.multiply.outer(ct, y)
             else:
-                ct_x = np.dot(ct, y.T)
+                ct_x = blas_dot(ct, y.T)
         if 1 in which:
             if xnd == 1:
                 ct_y = ct * x if ynd == 1 else np.multiply.outer(x, ct)
             else:
-                ct_y = np.dot(x.T, ct)
+                ct_y = blas_dot(x.T, ct)
         return [ct_x, ct_y]
     got = [None, None]
     if 0 in which:

@@ -262,8 +262,8 @@ defvjp_eager(min_p, _minmax_vjp(np.less))
 atan2_p = binop("atan2", np.arctan2, FLOAT)
 defjvp(
     atan2_p,
-    lambda g, ans, x, y: lax.mul(g, lax.div(y, _sumsq(x, y))),
-    lambda g, ans, x, y: lax.neg(lax.mul(g, lax.div(x, _sumsq(x, y)))),
+    lambda g, ans, x, y: _atan2_partial(g, y, x),
+    lambda g, ans, x, y: lax.neg(_atan2_partial(g, x, y)),
 )
 copysign_p = binop("copysign", np.copysign, FLOAT)
 defjvp(copysign_p, lambda g, ans, x, y: lax.mul(g, lax.mul(lax.sign(x), lax.sign(ans))), None)
@@ -473,6 +473,17 @@ def _one_minus_sq(x):
 
 def _sumsq(x, y):
     return lax.add(lax.mul(x, x), lax.mul(y, y))
+
+
+def _atan2_partial(g, num, other):
+    """``g * num / (num**2 + other**2)``: with ``num = y`` the partial of ``atan2(x, y)``
+    in x, with ``num = x`` minus its partial in y. Where ``num`` is infinite and ``other``
+    finite the formula is inf/inf, but atan2 is constant there (±pi/2, 0 or ±pi): the
+    partial is 0. ``num`` is made safe (1) there, so no discarded branch holds a NaN that
+    a 0 cotangent would turn into NaN in reverse mode or at higher order (``_pow_dx``)."""
+    inf = lax.bitwise_and(lax.eq(lax.abs(num), _full_like(num, np.inf)), lax.is_finite(other))
+    safe = lax.select(inf, _one(num), num)
+    return lax.mul(g, lax.select(inf, _full_like(num, 0), lax.div(safe, _sumsq(safe, other))))
 
 
 def _trunc(x):
