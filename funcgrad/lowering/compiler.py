@@ -252,7 +252,7 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
     # that will evaluate it. ``trips``: how many times the loops evaluating a value run
     # its code (a materialised value's loop also runs over its operands: packing, reducing).
     trips: dict[int, int] = {}
-    index_paths = IndexPaths()
+    index_paths = IndexPaths(eqns, consumers, p.materialized, produced_at)
     depth: dict[int, int] = {}  # fused view equations between a value and its loops' roots
     for i in reversed(range(n)):
         e = eqns[i]
@@ -268,31 +268,24 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
             rs: set = {_END} if vid in lazy_outs else set()
             t = _size(v.aval)
             d = 1
-            reads = index_paths.start(_END) if vid in lazy_outs else None
             for c in consumers[vid]:
                 if not eqns[c].outputs:  # an effect (no outputs) evaluates it in place
                     rs.add(("eqn", c))
-                    reads = index_paths.merge(reads, index_paths.start(("eqn", c)))
                     continue
                 u = eqns[c].outputs[0]
                 rs |= p.roots[id(u)] if id(u) not in p.materialized else {id(u)}
                 t = max(t, trips.get(id(u), 0))
                 d = max(d, depth.get(id(u), 0) + 1)
-                at = index_paths.start(id(u)) if id(u) in p.materialized else index_paths.paths[id(u)]
-                reads = index_paths.merge(reads, index_paths.of_read(v, c, eqns[c], at))
             trips[vid] = t
             depth[vid] = d
-            index_paths.paths[vid] = reads or {}
             # An expensive value read by several loops, or broadcast into a loop over
             # more elements than it has (exp of a row inside a matrix loop), is computed
             # once into a buffer instead; so is one a loop reads at too many positions
-            # (``index_paths.py``) unless it only moves an operand that is in memory.
+            # (``index_paths.py``: its code would be emitted once per position).
             cheap = e.primitive in CHEAP_PRIMS
             many = len(rs) > 1 or (t > 2 * _size(v.aval) > 2)
-            shared = (many and not cheap) or d > MAX_FUSED_DEPTH or (
-                IndexPaths.too_many(index_paths.paths[vid], cheap) and (not cheap or any(
-                    type(a) is Var and eqns[produced_at[id(a)]].primitive in VIEW_PRIMS
-                    for a in e.inputs if id(a) in produced_at)))
+            shared = (many and not cheap) or d > MAX_FUSED_DEPTH
+            shared = index_paths.too_many(v, e, vid in lazy_outs, cheap) or shared
             if not shared and _packed_for_gemm(e, v, consumers[vid], eqns):
                 p.gemm_packed.add(vid)
             if shared or vid in p.gemm_packed:

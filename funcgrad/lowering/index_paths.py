@@ -13,28 +13,75 @@ times, and a scan of 200 steps gave a function of tens of thousands of instructi
 ``plan`` counts, for each fused value, its index paths per loop (an over-count: two
 chains may land on the same position) and gives a value read through too many of them a
 buffer of its own, which resets the count below it. So every fused value is emitted at
-most ``MAX_PATHS`` (``MAX_PATHS_CHEAP`` for a layout op or another cheap rule) times per
-loop, and a program's code grows with its equations, not with the product of its layout
+most ``MAX_PATHS`` times per loop (a cheap rule reading only buffers excepted: an
+address computation, a load and an operation, which a buffer of its own would not
+save), and a program's code grows with its equations, not with the product of its layout
 rules' fan-outs.
 """
 from __future__ import annotations
 
+import math
+
+from funcgrad.core.ir import Var
 from funcgrad.lowering.context import FLAT_PRIMS, VIEW_PRIMS
 
 # More distinct positions than this, in one loop, and a fused value gets a buffer: its
 # code (with all of its fused operands) would be emitted once per position.
 MAX_PATHS = 4
-MAX_PATHS_CHEAP = 4  # for cheap rules (layout ops, negation...): index arithmetic only
 _START = frozenset({0})  # the loop's own position
+# view primitive -> predicate(eqn, k): does its rule read operand ``k`` at the output
+# element's own flat offset (as an elementwise rule does)? Registered beside the rules.
+SAME_POSITION: dict = {}
 
 
 class IndexPaths:
-    """The index paths of the fused values of one plan: ``paths[vid]`` maps each loop
-    (root) evaluating value ``vid`` to the set of path ids it reads ``vid`` through."""
+    """The index paths of the fused values of one plan, decided from the last equation
+    back (``compiler.plan``): ``paths[vid]`` maps each loop (root) evaluating the value
+    ``vid`` to the set of ids of the paths it reads ``vid`` through."""
 
-    def __init__(self):
+    def __init__(self, eqns, consumers, materialized, produced_at):
+        self.eqns, self.consumers, self.materialized = eqns, consumers, materialized
+        self.produced_at = produced_at
         self.paths: dict[int, dict] = {}
         self._ids: dict[tuple, int] = {}
+
+    def too_many(self, v, eqn, lazy: bool, cheap: bool) -> bool:
+        """Record the paths of ``v`` (made by ``eqn``; its readers are decided; ``lazy``:
+        the caller reads it after the last equation too) and say whether a buffer should
+        cut them: more than ``MAX_PATHS`` in some loop, and ``v`` is an expensive rule or
+        reads a fused value (a cheap rule reading buffers costs no more than a buffer)."""
+        eqns, mat = self.eqns, self.materialized
+        reads = {("end",): _START} if lazy else None
+        for c in self.consumers[id(v)]:
+            outs = eqns[c].outputs
+            if not outs:  # (an effect: evaluates it in place)
+                at = {("eqn", c): _START}
+            else:
+                u = id(outs[0])
+                at = {u: _START} if u in mat else self.paths[u]
+            reads = _merge(reads, self._of_read(v, c, eqns[c], at))
+        if not reads or math.prod(v.aval.shape) <= 1:  # (one element: one position)
+            self.paths[id(v)] = {}
+            return False
+        self.paths[id(v)] = reads
+        if all(len(s) <= MAX_PATHS for s in reads.values()):
+            return False
+        return not cheap or any(type(a) is Var and id(a) in self.produced_at
+                                and eqns[self.produced_at[id(a)]].primitive in VIEW_PRIMS for a in eqn.inputs)
+
+    def _of_read(self, v, c: int, eqn, root_paths) -> dict:
+        """The paths through which equation ``c`` (``eqn``) reads ``v``, given the paths
+        ``root_paths`` of its own output."""
+        prim = eqn.primitive
+        pred = FLAT_PRIMS.get(prim)
+        if prim in VIEW_PRIMS and pred is not None and pred(eqn):
+            return root_paths  # (an elementwise rule reads at its own position)
+        positions = [k for k, a in enumerate(eqn.inputs) if a is v]
+        same = SAME_POSITION.get(prim)
+        if same is not None and all(same(eqn, k) for k in positions):
+            return root_paths
+        return {r: frozenset([self._step(pid, c, k) for pid in s for k in positions])
+                for r, s in root_paths.items()}
 
     def _step(self, pid: int, c: int, pos: int) -> int:
         """The id of path ``pid`` followed by operand ``pos`` of equation ``c``."""
@@ -44,32 +91,12 @@ class IndexPaths:
             new = self._ids[key] = len(self._ids) + 1
         return new
 
-    def of_read(self, v, c: int, eqn, root_paths) -> dict:
-        """The paths through which equation ``c`` (``eqn``) reads ``v``, given the paths
-        ``root_paths`` of its own output (``{root: _START}`` for a loop of its own)."""
-        pred = FLAT_PRIMS.get(eqn.primitive)
-        if eqn.primitive in VIEW_PRIMS and pred is not None and pred(eqn):
-            return root_paths  # (an elementwise rule reads at its own position)
-        positions = [k for k, a in enumerate(eqn.inputs) if a is v]
-        return {r: frozenset([self._step(pid, c, k) for pid in s for k in positions])
-                for r, s in root_paths.items()}
 
-    @staticmethod
-    def start(root) -> dict:
-        return {root: _START}
-
-    @staticmethod
-    def merge(a: dict | None, b: dict) -> dict:
-        if a is None or a is b:
-            return b
-        out = dict(a)
-        for r, s in b.items():
-            old = out.get(r)
-            out[r] = s if old is None or old is s else old | s
-        return out
-
-    @staticmethod
-    def too_many(paths: dict, cheap: bool) -> bool:
-        """Is the value read through more paths in one loop than its kind allows?"""
-        limit = MAX_PATHS_CHEAP if cheap else MAX_PATHS
-        return any(len(s) > limit for s in paths.values())
+def _merge(a: dict | None, b: dict) -> dict:
+    if a is None or a is b:
+        return b
+    out = dict(a)
+    for r, s in b.items():
+        old = out.get(r)
+        out[r] = s if old is None or old is s else old | s
+    return out
