@@ -109,3 +109,18 @@ def test_slices_of_an_input_and_searches_through_gather_add_no_buffer(monkeypatc
     monkeypatch.setattr(index_paths, "MAX_PATHS", 10**9)
     assert len(p.materialized) == len(plan(jaxpr).materialized)
     np.testing.assert_array_equal(fg.jit(search)(sorted_x, queries), np.searchsorted(sorted_x, queries))
+
+
+def test_an_operand_of_control_flow_computed_by_fused_arithmetic_gets_a_buffer():
+    x = np.linspace(0.1, 2.0, 12).reshape(3, 4)
+
+    def f(x, t):
+        branch = lambda y: fnp.sin(y) @ y.T  # noqa: E731  (reads y at many positions)
+        return lax.cond(t > 0.5, branch, lambda y: -branch(y), x * 0.3) + lax.cond(
+            t > 0.5, branch, branch, x.reshape(4, 3).T)
+
+    jaxpr, p = _planned(f, x, 1.0)
+    assert _buffered(jaxpr, p, "mul") == [(3, 4)]  # x * 0.3: its code (and 0.3) out of the branches
+    assert _buffered(jaxpr, p, "transpose") == _buffered(jaxpr, p, "reshape") == []  # moves: read in place
+    want = np.sin(x * 0.3) @ (x * 0.3).T + np.sin(x.reshape(4, 3).T) @ x.reshape(4, 3)
+    np.testing.assert_allclose(fg.jit(f)(x, 1.0), want, rtol=1e-13)

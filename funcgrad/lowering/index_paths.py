@@ -23,12 +23,16 @@ from __future__ import annotations
 import math
 
 from funcgrad.core.ir import Var
+from funcgrad.core.prims import structural as st
 from funcgrad.lowering.context import FLAT_PRIMS, VIEW_PRIMS
 
 # More distinct positions than this, in one loop, and a fused value gets a buffer: its
 # code (with all of its fused operands) would be emitted once per position.
 MAX_PATHS = 4
 _START = frozenset({0})  # the loop's own position
+# layout rules that only move elements: an operand of control flow made by one of these
+# from buffers is read in place (a copy would cost a pass over it and save nothing)
+_MOVES = {st.broadcast_in_dim_p, st.reshape_p, st.transpose_p, st.rev_p, st.slice_p}
 # view primitive -> predicate(eqn, k): does its rule read operand ``k`` at the output
 # element's own flat offset (as an elementwise rule does)? Registered beside the rules.
 SAME_POSITION: dict = {}
@@ -53,6 +57,13 @@ class IndexPaths:
         eqns, mat = self.eqns, self.materialized
         reads = {("end",): _START} if lazy else None
         for c in self.consumers[id(v)]:
+            if eqns[c].primitive.jaxpr_params and eqn.primitive not in _MOVES and math.prod(v.aval.shape) > 1:
+                # (a branch or loop body reads it wherever and as often as it likes, in
+                # every iteration: computed once. This also keeps the fused operation's
+                # constants, e.g. the ``t`` of ``expm(q * t)``, out of the code of the
+                # control flow, which the equal code of the other ``t`` then shares)
+                self.paths[id(v)] = {}
+                return True
             outs = eqns[c].outputs
             if not outs:  # (an effect: evaluates it in place)
                 at = {("eqn", c): _START}
