@@ -17,6 +17,12 @@ most ``MAX_PATHS`` times per loop (a cheap rule reading only buffers excepted: a
 address computation, a load and an operation, which a buffer of its own would not
 save), and a program's code grows with its equations, not with the product of its layout
 rules' fan-outs.
+
+An operand of control flow (``cond``, ``while``, ``scan``) is read by code ``plan`` does
+not see: anywhere in the branches and bodies, in every iteration. Unless it only moves
+elements of buffers (a reshape, a transpose...), it gets a buffer too: computed once, and
+its constants stay out of the control flow's code (``expm(q * t)`` for six ``t`` made
+six different copies of the whole expm; now one, shared: ``units.py``).
 """
 from __future__ import annotations
 
@@ -57,7 +63,7 @@ class IndexPaths:
         eqns, mat = self.eqns, self.materialized
         reads = {("end",): _START} if lazy else None
         for c in self.consumers[id(v)]:
-            if eqns[c].primitive.jaxpr_params and eqn.primitive not in _MOVES and math.prod(v.aval.shape) > 1:
+            if eqns[c].primitive.jaxpr_params and math.prod(v.aval.shape) > 1 and not self._moves_only(eqn):
                 # (a branch or loop body reads it wherever and as often as it likes, in
                 # every iteration: computed once. This also keeps the fused operation's
                 # constants, e.g. the ``t`` of ``expm(q * t)``, out of the code of the
@@ -77,8 +83,26 @@ class IndexPaths:
         self.paths[id(v)] = reads
         if all(len(s) <= MAX_PATHS for s in reads.values()):
             return False
-        return not cheap or any(type(a) is Var and id(a) in self.produced_at
-                                and eqns[self.produced_at[id(a)]].primitive in VIEW_PRIMS for a in eqn.inputs)
+        return not cheap or self._reads_fused(eqn)
+
+    def _moves_only(self, eqn) -> bool:
+        """Is ``eqn``'s value a chain of ``_MOVES`` (at most 16) over non-view values?"""
+        at, todo = self.produced_at, [eqn]
+        for _ in range(16):
+            if not todo:
+                return True
+            e = todo.pop()
+            if e.primitive not in _MOVES:
+                return False
+            todo += [self.eqns[at[id(a)]] for a in e.inputs if type(a) is Var and id(a) in at
+                     and self.eqns[at[id(a)]].primitive in VIEW_PRIMS]
+        return False
+
+    def _reads_fused(self, eqn) -> bool:
+        """Does ``eqn`` read a value a view rule makes (fused, unless it gets a buffer)?"""
+        at = self.produced_at
+        return any(type(a) is Var and id(a) in at and self.eqns[at[id(a)]].primitive in VIEW_PRIMS
+                   for a in eqn.inputs)
 
     def _of_read(self, v, c: int, eqn, root_paths) -> dict:
         """The paths through which equation ``c`` (``eqn``) reads ``v``, given the paths
