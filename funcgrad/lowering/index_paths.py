@@ -36,9 +36,9 @@ from funcgrad.lowering.context import FLAT_PRIMS, VIEW_PRIMS
 # code (with all of its fused operands) would be emitted once per position.
 MAX_PATHS = 4
 _START = frozenset({0})  # the loop's own position
-# layout rules that only move elements: an operand of control flow made by one of these
-# from buffers is read in place (a copy would cost a pass over it and save nothing)
-_MOVES = {st.broadcast_in_dim_p, st.reshape_p, st.transpose_p, st.rev_p, st.slice_p}
+# layout rules that only move elements (and iota): an operand of control flow made by
+# these from buffers is read in place (a copy would cost a pass over it, saving nothing)
+_MOVES = {st.broadcast_in_dim_p, st.reshape_p, st.transpose_p, st.rev_p, st.slice_p, st.iota_p}
 # view primitive -> predicate(eqn, k): does its rule read operand ``k`` at the output
 # element's own flat offset (as an elementwise rule does)? Registered beside the rules.
 SAME_POSITION: dict = {}
