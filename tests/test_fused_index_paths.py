@@ -124,3 +124,17 @@ def test_an_operand_of_control_flow_computed_by_fused_arithmetic_gets_a_buffer()
     assert _buffered(jaxpr, p, "transpose") == _buffered(jaxpr, p, "reshape") == []  # moves: read in place
     want = np.sin(x * 0.3) @ (x * 0.3).T + np.sin(x.reshape(4, 3).T) @ x.reshape(4, 3)
     np.testing.assert_allclose(fg.jit(f)(x, 1.0), want, rtol=1e-13)
+
+
+def test_a_transpose_of_many_small_dims_loops_once_per_run_of_dims():
+    # moving one axis of a (2,)*10 state (an einsum on one qubit): the product's packing
+    # and the result's transpose each loop over 3 runs of dims, not over 10 dims
+    gate, psi = np.array([[0.6, -0.8], [0.8, 0.6]]), np.random.default_rng(0).normal(size=(2,) * 10)
+    f = lambda g, s: fnp.einsum("zd,abcdefghij->abczefghij", g, s)  # noqa: E731
+    ir = fg.jit(f).lower(gate, psi).as_text().split("# LLVM IR (after optimisation)")[0]
+    assert ir.count("phi i64") <= 8
+    np.testing.assert_allclose(fg.jit(f)(gate, psi), np.einsum("zd,abcdefghij->abczefghij", gate, psi), rtol=1e-14)
+    x = np.random.default_rng(1).normal(size=(2, 3, 4, 5, 6))
+    perm = (2, 3, 0, 1, 4)
+    np.testing.assert_array_equal(fg.jit(lambda x: fnp.transpose(x, perm) * 1.0)(x), np.transpose(x, perm))
+    np.testing.assert_array_equal(fg.jit(lambda x: fnp.transpose(x + 1.0, perm))(x), np.transpose(x + 1.0, perm))
