@@ -37,6 +37,7 @@ from funcgrad.lowering.context import (
     LoweringContext,
 )
 from funcgrad.lowering.dot import gemm_reads_in_place
+from funcgrad.lowering.index_paths import IndexPaths
 from funcgrad.lowering.interrupt import STATUS as INTERRUPTED
 from funcgrad.lowering.unit_keys import region_key
 from funcgrad.lowering.workspace import RELEASE_WORKSPACE, give_back_workspace, pack_buffers
@@ -252,6 +253,7 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
     # that will evaluate it. ``trips``: how many times the loops evaluating a value run
     # its code (a materialised value's loop also runs over its operands: packing, reducing).
     trips: dict[int, int] = {}
+    index_paths = IndexPaths(eqns, consumers, p.materialized, produced_at)
     depth: dict[int, int] = {}  # fused view equations between a value and its loops' roots
     for i in reversed(range(n)):
         e = eqns[i]
@@ -279,9 +281,12 @@ def plan(jaxpr: Jaxpr, lazy_outs=frozenset()) -> Plan:
             depth[vid] = d
             # An expensive value read by several loops, or broadcast into a loop over
             # more elements than it has (exp of a row inside a matrix loop), is computed
-            # once into a buffer instead.
+            # once into a buffer instead; so is one a loop reads at too many positions
+            # (``index_paths.py``: its code would be emitted once per position).
+            cheap = e.primitive in CHEAP_PRIMS
             many = len(rs) > 1 or (t > 2 * _size(v.aval) > 2)
-            shared = (many and e.primitive not in CHEAP_PRIMS) or d > MAX_FUSED_DEPTH
+            shared = (many and not cheap) or d > MAX_FUSED_DEPTH
+            shared = index_paths.too_many(v, e, vid in lazy_outs, cheap) or shared
             if not shared and _packed_for_gemm(e, v, consumers[vid], eqns):
                 p.gemm_packed.add(vid)
             if shared or vid in p.gemm_packed:

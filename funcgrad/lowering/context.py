@@ -295,5 +295,11 @@ class LoweringContext:
         level(0)
 
     def write(self, dest: BufferOperand, src: Operand, flat: bool = False, parallel: bool = False) -> None:
-        """Materialise ``src`` into ``dest`` (same shape) with one loop nest."""
+        """Materialise ``src`` into ``dest`` (same shape) with one loop nest. A view with
+        a ``coarse`` form (the same elements in the same row-major order, as an operand
+        of fewer dims: a transpose of a buffer whose dims move in runs) is written by a
+        loop per dim of that form."""
+        coarse = getattr(src, "coarse", None)
+        if coarse is not None and not flat:
+            src, dest = coarse, BufferOperand(self, coarse.aval, dest.ptr)
         self.loop_nest(dest.shape, lambda idx: dest.store(idx, src.at(idx)), flat=flat, parallel=parallel)

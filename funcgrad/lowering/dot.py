@@ -39,6 +39,7 @@ from funcgrad.lowering import engine
 from funcgrad.lowering.builder import F64, const
 from funcgrad.lowering.complex_math import cadd, cmul
 from funcgrad.lowering.context import Operand, lower_materialized
+from funcgrad.lowering.structural import merged_dims
 
 USE_BLAS = not config.flag(config.NO_BLAS)  # read once; tests flip the attribute
 SMALL_FLOPS = 512  # m*n*k at or below this: the loop kernel beats the call overhead
@@ -183,6 +184,7 @@ def _gemm_operand(ctx, x, batch, rows, cols):
         ctx.write(tmp, x)
         return tmp.ptr, True, max(nrows, 1)
     perm = tuple(batch) + tuple(rows) + tuple(cols)
+    x, perm = merged_dims(ctx, x, perm)  # (dims moving together: one loop, not one per dim)
     view = _Permuted(ctx, x, perm)
     tmp = ctx.temp_buffer(view.aval)
     ctx.write(tmp, view)

@@ -18,6 +18,7 @@ from funcgrad.lowering.builder import BOOL, I64, Value, const
 from funcgrad.lowering.complex_math import cmax, cmin, complex_combine
 from funcgrad.lowering.context import ConstOperand, lower_materialized, lower_view
 from funcgrad.lowering.elementwise import _max_min, convert
+from funcgrad.lowering.index_paths import SAME_POSITION
 
 
 def _index(ctx, operand, idx=None) -> str | int:
@@ -98,6 +99,14 @@ def _gather_lower(ctx, operand, indices, *, mode, fill_value=None):
     return ctx.view(ctx.out_aval, at)
 
 
+def _gather_reads_indices_in_place(eqn, k) -> bool:
+    """One index per output element (``x[idx]``, ``idx[..., 1]``): that element's offset."""
+    indices, out = eqn.inputs[1].aval, eqn.outputs[0].aval
+    return k == 1 and indices.shape[-1:] == (1,) and tuple(out.shape) == tuple(indices.shape[:-1])
+
+
+SAME_POSITION[ix.gather_p] = _gather_reads_indices_in_place
+SAME_POSITION[ix.dynamic_update_slice_p] = lambda eqn, k: k == 0  # (the operand, outside the update)
 _MAX, _MIN = _max_min("ogt", "sgt", "or"), _max_min("olt", "slt", "and")
 
 

@@ -6,9 +6,10 @@ index and select the padding value, so no access leaves its buffer.
 """
 from __future__ import annotations
 
+from funcgrad.core.avals import ShapedArray
 from funcgrad.core.prims import structural as st
 from funcgrad.lowering.builder import I64, Value, const
-from funcgrad.lowering.context import lower_materialized, lower_view
+from funcgrad.lowering.context import BufferOperand, lower_materialized, lower_view
 from funcgrad.lowering.elementwise import convert
 
 
@@ -50,14 +51,44 @@ def _reshape_lower(ctx, x, *, new_sizes):
 def _transpose_lower(ctx, x, *, permutation):
     if tuple(permutation) == tuple(range(len(permutation))):
         return x
+    view = _transposed(ctx, x, tuple(permutation), ctx.out_aval)
+    if x.is_buffer and len(permutation) > 2:  # (its write loops over runs of dims: ``ctx.write``)
+        merged, perm = merged_dims(ctx, x, tuple(permutation))
+        if len(perm) < len(permutation):
+            view.coarse = _transposed(ctx, merged, perm, ShapedArray([merged.shape[p] for p in perm], x.dtype))
+    return view
 
+
+def _transposed(ctx, x, permutation, aval):
     def at(idx):
         comps = [0] * len(permutation)
         for d, p in enumerate(permutation):
             comps[p] = idx.comps[d]
         return x.at(ctx.idx(x.shape, comps=comps))
 
-    return ctx.view(ctx.out_aval, at)
+    return ctx.view(aval, at)
+
+
+def merged_dims(ctx, x, perm):
+    """``x`` reshaped so that each run of dims that ``perm`` keeps adjacent and in order is
+    one dim (a buffer: the same pointer; a fused value: read at the same flat offsets),
+    and the permutation of those merged dims."""
+    runs = [[perm[0]]]
+    for d in perm[1:]:
+        if d == runs[-1][-1] + 1:
+            runs[-1].append(d)
+        else:
+            runs.append([d])
+    if len(runs) == len(perm):
+        return x, perm
+    by_start = sorted(range(len(runs)), key=lambda r: runs[r][0])
+    shape = [_size([x.shape[d] for d in runs[r]]) for r in by_start]
+    aval = ShapedArray(shape, x.dtype)
+    if x.is_buffer:
+        merged = BufferOperand(ctx, aval, x.ptr)
+    else:
+        merged = ctx.view(aval, lambda idx: x.at(ctx.idx(x.shape, flat=idx.flat)))
+    return merged, tuple(by_start.index(r) for r in range(len(runs)))
 
 
 @lower_view(st.rev_p, cheap=True, complex_ok=True)
