@@ -17,8 +17,8 @@ as something holds the module. ``compile_ir`` compiles helper libraries that liv
 whole process (math kernels other modules call).
 
 A module's code, its JIT library and the Python objects around it go with its handle;
-``llvm_memory`` works around what llvmlite's bindings keep (~2-4 kB per program
-optimised stays).
+``llvm_memory`` works around what llvmlite's bindings and LLVM keep (each module is
+parsed into an LLVM context of its own, freed with it).
 """
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ WRAPPERS = ("fg_main_entry", "fg_main_entry_ptrs")
 
 
 def tuning(slp: bool, speed: int = 2):
-    """New pipeline tuning options (a pipeline built from them consumes them)."""
+    """New pipeline tuning options (``llvm_memory.pass_builder`` copies them)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=speed)
     pto.loop_vectorization = speed >= 2
     pto.slp_vectorization = slp
@@ -128,10 +128,10 @@ def _optimised(text: str, pto):
     can break a valid function (the SLP vectorizer does on some fused sort loops), and
     code generation would then abort the whole process instead of raising."""
     st = _state
-    mod = llvm.parse_assembly(text)
+    mod = llvm_memory.parse(text)  # (a context of its own: freed with it; on an error, when collected)
     prepare(mod)
     mod.verify()
-    llvm_memory.run_pipeline(mod, st["opt_tm"], pto)
+    llvm_memory.run_pipeline(mod, llvm_memory.kept_pass_builder(st["opt_tm"], pto))
     mod.verify()
     return mod
 
@@ -199,7 +199,7 @@ class CompiledModule:
             try:
                 return str(mod)
             finally:
-                mod.close()
+                llvm_memory.dispose(mod)
 
 
 _dead: list = []  # unloads a finalizer could not do at once (see ``_unload``)
@@ -264,7 +264,7 @@ def _object_code(text: str, library: bool = False, cached: bool = True) -> bytes
         try:
             obj = (st["opt_tm"] if kind == "full" else _loop_free_tools()[1]).emit_object(mod)
         finally:
-            mod.close()
+            llvm_memory.dispose(mod)
         if key:
             disk_cache.store(key, obj)
     return obj
