@@ -101,7 +101,7 @@ WRAPPERS = ("fg_main_entry", "fg_main_entry_ptrs")
 
 
 def tuning(slp: bool, speed: int = 2):
-    """New pipeline tuning options (``llvm_memory.pass_builder`` copies them)."""
+    """New pipeline tuning options (a pass builder made from them copies them)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=speed)
     pto.loop_vectorization = speed >= 2
     pto.slp_vectorization = slp
@@ -131,7 +131,7 @@ def _optimised(text: str, pto):
     mod = llvm_memory.parse(text)  # (a context of its own: freed with it; on an error, when collected)
     prepare(mod)
     mod.verify()
-    llvm_memory.run_pipeline(mod, llvm_memory.kept_pass_builder(st["opt_tm"], pto))
+    llvm_memory.run_pipeline(mod, st["opt_tm"], pto)
     mod.verify()
     return mod
 

@@ -1,10 +1,9 @@
 """Giving back what llvmlite 0.50's bindings and LLVM keep: each module parsed into an
-LLVM context of its own (``parse``/``dispose``), one pass builder per target machine and
-pass options (``pass_builder``), a freed pass manager after each optimisation run
-(``run_pipeline``), and LLJITs disposed when their programs are gone (``take``/
-``release``). Measured with llvmlite 0.50 (``bench/memory_soak.py``, 2,000 dropped
-functions, each compiled): a dropped jitted function kept +80 kB at first, ~8-11 kB with
-freed pass managers and LLJITs, ~1 kB with the contexts and pass builders too.
+LLVM context of its own (``parse``/``dispose``), the pass manager freed after each
+optimisation run (``run_pipeline``), and LLJITs disposed when their programs are gone
+(``take``/``release``). Measured with llvmlite 0.50 (``bench/memory_soak.py``, 2,000
+dropped functions, each compiled): a dropped jitted function kept +80 kB at first,
+~8-11 kB with freed pass managers and LLJITs, ~1 kB with a context per module too.
 
 Contexts: an LLVM context owns what its modules share and never frees it before the
 context itself: uniqued constants (every distinct number a program holds), types,
@@ -12,10 +11,13 @@ metadata, the distinct loop metadata the vectorisers attach. With every module i
 process-wide (global) context that was ~2 kB per compiled program, for good. A context
 per module (``parse``) is freed with it (``dispose``); making one costs ~10 µs.
 
-Pass builders: llvmlite's ``PassBuilder`` allocates instrumentation callbacks it never
-deletes (~1.5 kB per builder), so a builder is made once per (target machine, pass
-options) and reused; the module pass manager it builds (~0.03 ms) is made per run, and
-freed: its ``_dispose`` resolves to ``ObjectRef``'s no-op, ~65 kB per program optimised.
+Pass builders: a run registers LLVM's standard instrumentation on its builder, as
+callbacks into an object on the run's own stack, and never removes them, so a builder
+must serve one run only (a second run through it would call the first's dead
+callbacks). The binding allocates each builder's callback registry and never frees it:
+~1 kB per program optimised stays, the one cost per compile left. The module pass
+manager is freed here: its ``_dispose`` resolves to ``ObjectRef``'s no-op (~65 kB per
+program optimised).
 
 LLJITs: the binding never removes a library (a JITDylib) from its LLJIT: unloading one
 frees its code and data, but ~8 kB of bookkeeping per library stays until the LLJIT
@@ -52,27 +54,10 @@ def dispose(mod) -> None:
     context.close()
 
 
-def pass_builder(tm, pto):
-    """A new pass builder for ``tm`` and ``pto``: make one per pair and reuse it (every
-    builder made stays allocated)."""
-    return llvm.create_pass_builder(tm, pto)
-
-
-_kept: dict = {}  # (id(tm), id(pto)) -> (tm, pto, their pass builder)
-
-
-def kept_pass_builder(tm, pto):
-    """``pass_builder(tm, pto)``, made once per pair and kept with them for the whole
-    process (for target machines and options that live as long: the engine's)."""
-    hit = _kept.get((id(tm), id(pto)))
-    if hit is None:
-        hit = _kept[(id(tm), id(pto))] = (tm, pto, pass_builder(tm, pto))
-    return hit[2]
-
-
-def run_pipeline(mod, pb) -> None:
-    """Run ``pb``'s default module pipeline (its options' level) over ``mod``; free the
-    pass manager after."""
+def run_pipeline(mod, tm, pto) -> None:
+    """Run the default module pipeline (``pto``'s level) over ``mod`` with a pass
+    builder of its own; free the pass manager and the builder after."""
+    pb = llvm.create_pass_builder(tm, pto)
     pm = pb.getModulePassManager()
     try:
         pm.run(mod, pb)
@@ -82,6 +67,7 @@ def run_pipeline(mod, pb) -> None:
             pm.detach()
         else:  # (a fixed binding frees it itself)
             pm.close()
+        pb.close()
 
 
 class Generation:

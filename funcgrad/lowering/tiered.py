@@ -157,10 +157,9 @@ def _run(q, stop) -> None:
         try:
             if job is None or stop.is_set():
                 return
-            if tools is None:  # this thread's own target machine and pass builders
+            if tools is None:  # this thread's own target machine and pass options
                 with _step:
-                    tm = engine._init()["make_tm"](2)
-                    tools = (tm, {slp: llvm_memory.pass_builder(tm, engine.tuning(slp=slp)) for slp in (True, False)})
+                    tools = (engine._init()["make_tm"](2), {slp: engine.tuning(slp=slp) for slp in (True, False)})
             (_tier_up_library if isinstance(job, _Library) else _tier_up)(job, tools, stop)
         except Exception:  # noqa: BLE001  (the quick code keeps running: always correct)
             pass
@@ -200,7 +199,7 @@ def _tier_up(job, tools, stop) -> None:
 
 def _optimised_object(text: str, tools, stop) -> bytes | None:
     """The full pipeline's object for ``text`` (as ``engine``'s), with this thread's tools."""
-    tm, builders = tools
+    tm, options = tools
     engine._init()
     for slp in (True, False):  # (an optimiser failure: retried without the SLP vectorizer)
         with _step:
@@ -212,7 +211,7 @@ def _optimised_object(text: str, tools, stop) -> bytes | None:
             if not _wait_quiet(stop):
                 return None
             with _step:
-                llvm_memory.run_pipeline(mod, builders[slp])
+                llvm_memory.run_pipeline(mod, tm, options[slp])
                 mod.verify()
             if not _wait_quiet(stop):
                 return None
