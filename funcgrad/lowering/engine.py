@@ -127,11 +127,10 @@ def _optimised(text: str, pto):
     """Parse, verify and optimise ``text``, then verify the result: LLVM's own passes
     can break a valid function (the SLP vectorizer does on some fused sort loops), and
     code generation would then abort the whole process instead of raising."""
-    st = _state
     mod = llvm_memory.parse(text)  # (a context of its own: freed with it; on an error, when collected)
     prepare(mod)
     mod.verify()
-    llvm_memory.run_pipeline(mod, st["opt_tm"], pto)
+    llvm_memory.run_pipeline(mod, _state["opt_tm"], pto)
     mod.verify()
     return mod
 
@@ -203,12 +202,13 @@ class CompiledModule:
 
 
 _dead: list = []  # unloads a finalizer could not do at once (see ``_unload``)
+_RELEASE = ctypes.PYFUNCTYPE(None)  # (one type: ``PYFUNCTYPE`` makes a new one, a cycle, per call)
 
 
 def _unload(tracker, release, generation=None):
     try:
         if release:  # the module's caches (a kept workspace) go before its code
-            ctypes.PYFUNCTYPE(None)(release)()
+            _RELEASE(release)()
         # Never wait for _lock in a finalizer: the collector may run it on a thread inside
         # an llvmlite call (holding llvmlite's own lock) while the thread holding _lock
         # waits for that lock. Then the unload waits for the next compile or load.
