@@ -3,7 +3,8 @@ LLVM context of its own (``parse``/``dispose``), the pass manager freed after ea
 optimisation run (``run_pipeline``), and LLJITs disposed when their programs are gone
 (``take``/``release``). Measured with llvmlite 0.50 (``bench/memory_soak.py``, 2,000
 dropped functions, each compiled): a dropped jitted function kept +80 kB at first,
-~8-11 kB with freed pass managers and LLJITs, ~1 kB with a context per module too.
+~8-11 kB with freed pass managers and LLJITs, 2-3 kB with a context per module and no
+reference cycles around a compiled program (0.5-1 kB when linked from the disk cache).
 
 Contexts: an LLVM context owns what its modules share and never frees it before the
 context itself: uniqued constants (every distinct number a program holds), types,
