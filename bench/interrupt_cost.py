@@ -145,14 +145,15 @@ def main_callgrind(names) -> None:
     for name, _, _, number in workloads():
         if names and not any(n in name for n in names):
             continue
-        counts = {}
+        counts, polled = {}, False
         for mode in ("on", "off"):
             with tempfile.TemporaryDirectory() as d:
                 out = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
                                       f"--callgrind-out-file={d}/cg.out", sys.executable, __file__, "--child",
                                       name, mode, str(number)], capture_output=True, text=True, check=True)
             counts[mode] = int(re.search(r"Collected : (\d+)", out.stderr).group(1)) / number
-            polled = "polled=True" in out.stdout
+            if mode == "on":
+                polled = "polled=True" in out.stdout
         note = "" if polled else "   (no poll: same code)"
         print(f"  {name:22s} {counts['on']:14,.0f} {counts['off']:14,.0f} "
               f"{100 * (counts['on'] / counts['off'] - 1):+7.3f} %{note}", flush=True)
