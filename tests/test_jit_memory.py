@@ -98,3 +98,38 @@ def test_a_live_executable_sharing_ir_text_keeps_its_module():
     del f1, e1
     gc.collect()
     np.testing.assert_array_equal(f2(x), x * 3.0 + 1.0)
+
+
+def _dropped(kind, i):
+    """A fresh jitted function of ``kind`` (its own constant ``i``), its Python function,
+    and arguments."""
+    fun = (lambda v: fnp.sum(v * i + 1.0)) if kind == "grad_jit" else (lambda v: v * i + 1.0)
+    if kind == "jit":
+        return fun, fg.jit(fun), (np.ones(8),)
+    if kind == "grad_jit":
+        return fun, fg.grad(fg.jit(fun)), (np.ones(8),)
+    return fun, fg.jit(fg.vmap(fun)), (np.ones((4, 8)),)
+
+
+@pytest.mark.parametrize("kind", ["jit", "grad_jit", "jit_vmap"])
+def test_a_dropped_jitted_function_goes_without_the_garbage_collector(kind):
+    # Nothing a compiled function leaves behind is a reference cycle: its trace, program,
+    # executable and machine code go by reference counting when it is dropped (a cycle
+    # waits for a full collection, and the heap grows with every function meanwhile).
+    fun, f, args = _dropped(kind, 0.5)  # (first-use libraries and caches)
+    f(*args)
+    del fun, f
+    gc.collect()
+    before = engine.live_modules(), len(fg.transforms.jit._executables)
+    refs = []
+    gc.disable()
+    try:
+        for i in range(3):
+            fun, f, args = _dropped(kind, i + 1.0)
+            f(*args)
+            refs += [weakref.ref(fun), weakref.ref(f)]
+            del fun, f
+        assert [r() for r in refs] == [None] * len(refs)
+        assert (engine.live_modules(), len(fg.transforms.jit._executables)) == before
+    finally:
+        gc.enable()

@@ -133,6 +133,12 @@ def pop_main(main: MainTrace) -> None:
     popped = _state.stack.pop()
     if popped is not main:  # pragma: no cover - would be a bug in a transform
         raise RuntimeError("trace stack corrupted: transforms exited out of order")
+    # A finished level keeps nothing: MainTrace and its Trace refer to each other, and the
+    # payload (a jaxpr builder, a tape's records) to the level's tracers, which refer to
+    # the trace: cycles only a full garbage collection frees, so every traced function's
+    # tracers and equations lingered until one (and the heap grew in between). Unhooked,
+    # they go by reference counting. (Its tracers' errors need only its level and type.)
+    main._trace = main.payload = None
 
 
 @contextmanager

@@ -78,9 +78,13 @@ class Executable:
         self._keep = keep  # constant arrays whose addresses are baked into the code
         self._module = module  # the machine code: removed from the engine with the last holder
         addrs = module.addrs
-        self._entry = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object)(addrs["entry"])
-        self._entry_ptrs = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(addrs["entry_ptrs"])
-        self.call = dispatch.make_caller(self.in_avals, self.out_avals, self._entry, self._slow)
+        self._entry = _ENTRY(addrs["entry"])
+        self._entry_ptrs = _ENTRY_PTRS(addrs["entry_ptrs"])
+        # ``call`` holds what the code needs (its module and constants), not this object: an
+        # Executable and its caller referring to each other made a cycle, which kept a dropped
+        # program's machine code loaded until a full garbage collection.
+        slow = functools.partial(_slow, self._entry_ptrs, self.in_avals, stats, (module, keep))
+        self.call = dispatch.make_caller(self.in_avals, self.out_avals, self._entry, slow)
 
     def _emission(self):
         if callable(self._emitted):
@@ -107,26 +111,37 @@ class Executable:
         return self.call(*args)
 
     def _slow(self, args, outs) -> list:
-        effects.raise_pending()  # the fast entry returned because a host callback raised
-        arrays = [dispatch.convert_arg(k, x, aval) for k, (x, aval) in enumerate(zip(args, self.in_avals))]
-        ptrs = (ctypes.c_void_p * max(1, len(arrays) + len(outs)))(
-            *[a.ctypes.data for a in arrays], *[o.ctypes.data for o in outs])
-        rc = self._entry_ptrs(ctypes.addressof(ptrs))
-        while rc == interrupt.STATUS:  # stopped for Ctrl-C: KeyboardInterrupt, or run again
-            interrupt.handle()
-            rc = self._entry_ptrs(ctypes.addressof(ptrs))
-        if rc == effects.CALLBACK_FAILED:
-            effects.raise_pending()
-        if rc == 2:
-            raise MemoryError(f"compiled function: cannot allocate {self.stats['workspace_bytes']} bytes of workspace")
-        if rc:
-            raise RuntimeError(f"compiled function failed with status {rc}")
-        return outs
+        return _slow(self._entry_ptrs, self.in_avals, self.stats, None, args, outs)
 
     def __repr__(self):
         ins = ", ".join(a.str_short() for a in self.in_avals)
         outs = ", ".join(a.str_short() for a in self.out_avals)
         return f"<Executable ({ins}) -> ({outs})>"
+
+
+# The entry points' ctypes prototypes, one for all programs (``PYFUNCTYPE`` makes a new
+# type, itself a reference cycle, at each call).
+_ENTRY = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object)
+_ENTRY_PTRS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+
+
+def _slow(entry_ptrs, in_avals, stats, _held, args, outs) -> list:
+    """A program's slow path (the fast entry declined ``args``): convert, call by pointers."""
+    effects.raise_pending()  # the fast entry returned because a host callback raised
+    arrays = [dispatch.convert_arg(k, x, aval) for k, (x, aval) in enumerate(zip(args, in_avals))]
+    ptrs = (ctypes.c_void_p * max(1, len(arrays) + len(outs)))(
+        *[a.ctypes.data for a in arrays], *[o.ctypes.data for o in outs])
+    rc = entry_ptrs(ctypes.addressof(ptrs))
+    while rc == interrupt.STATUS:  # stopped for Ctrl-C: KeyboardInterrupt, or run again
+        interrupt.handle()
+        rc = entry_ptrs(ctypes.addressof(ptrs))
+    if rc == effects.CALLBACK_FAILED:
+        effects.raise_pending()
+    if rc == 2:
+        raise MemoryError(f"compiled function: cannot allocate {stats['workspace_bytes']} bytes of workspace")
+    if rc:
+        raise RuntimeError(f"compiled function failed with status {rc}")
+    return outs
 
 
 class _Emitted(NamedTuple):
@@ -215,6 +230,10 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "") -> Executable:
     title = f"{name}: " if name else ""
     closed = inline_calls(closed)  # (a no-op for jit, which inlined already and logged)
     key = _program_key(closed)
+    # The executable (and its IR, derived again on request) refers to a shell of the
+    # program: ``jit`` keeps the executable in the program's memo, and a reference back
+    # was a cycle that kept a dropped program's machine code until a full collection.
+    closed = ClosedJaxpr(closed.jaxpr, closed.consts, closed.out_tree, closed.in_tree)
     if key is not None:
         exe = _from_program_cache(closed, key, title)
         if exe is not None:

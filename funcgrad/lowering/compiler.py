@@ -588,7 +588,9 @@ def emit_core(closed, jaxpr: Jaxpr, p: Plan, module: ModuleBuilder):
     module.functions.append(
         f"define internal i32 @fg_main_core({', '.join(params)}) noinline nounwind {{\n{b.text()}\n}}"
     )
-    return keep, ctx.work, total, ctx.keep_src
+    result = keep, ctx.work, total, ctx.keep_src
+    ctx.__dict__.clear()  # (its closures above, its outliner refer to it: cycles, freed now)
+    return result
 
 
 from funcgrad.lowering import control_flow as _control_flow  # noqa: E402,F401  (registers its rules; uses this module)

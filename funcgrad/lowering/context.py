@@ -292,7 +292,10 @@ class LoweringContext:
 
             self.for_range(shape[d], inner)
 
-        level(0)
+        try:
+            level(0)
+        finally:
+            level = None  # (it refers to itself: a cycle holding ``body`` and this context)
 
     def write(self, dest: BufferOperand, src: Operand, flat: bool = False, parallel: bool = False) -> None:
         """Materialise ``src`` into ``dest`` (same shape) with one loop nest. A view with

@@ -190,7 +190,7 @@ def make_caller(in_avals, out_avals, entry, slow):
     for j, aval in enumerate(out_avals):
         ns[f"_s{j}"], ns[f"_d{j}"] = tuple(aval.shape), np.dtype(aval.dtype)
     exec("\n".join(lines), ns)  # noqa: S102 - generated from avals only
-    return ns["call"]
+    return ns.pop("call")  # (its globals are ``ns``: left in there, it would be a cycle)
 
 
 def convert_arg(k: int, x, aval) -> np.ndarray:

@@ -17,8 +17,8 @@ as something holds the module. ``compile_ir`` compiles helper libraries that liv
 whole process (math kernels other modules call).
 
 A module's code, its JIT library and the Python objects around it go with its handle;
-``llvm_memory`` works around what llvmlite's bindings keep (~2-4 kB per program
-optimised stays).
+``llvm_memory`` works around what llvmlite's bindings and LLVM keep (each module is
+parsed into an LLVM context of its own, freed with it).
 """
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ WRAPPERS = ("fg_main_entry", "fg_main_entry_ptrs")
 
 
 def tuning(slp: bool, speed: int = 2):
-    """New pipeline tuning options (a pipeline built from them consumes them)."""
+    """New pipeline tuning options (a pass builder made from them copies them)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=speed)
     pto.loop_vectorization = speed >= 2
     pto.slp_vectorization = slp
@@ -127,11 +127,10 @@ def _optimised(text: str, pto):
     """Parse, verify and optimise ``text``, then verify the result: LLVM's own passes
     can break a valid function (the SLP vectorizer does on some fused sort loops), and
     code generation would then abort the whole process instead of raising."""
-    st = _state
-    mod = llvm.parse_assembly(text)
+    mod = llvm_memory.parse(text)  # (a context of its own: freed with it; on an error, when collected)
     prepare(mod)
     mod.verify()
-    llvm_memory.run_pipeline(mod, st["opt_tm"], pto)
+    llvm_memory.run_pipeline(mod, _state["opt_tm"], pto)
     mod.verify()
     return mod
 
@@ -199,16 +198,17 @@ class CompiledModule:
             try:
                 return str(mod)
             finally:
-                mod.close()
+                llvm_memory.dispose(mod)
 
 
 _dead: list = []  # unloads a finalizer could not do at once (see ``_unload``)
+_RELEASE = ctypes.PYFUNCTYPE(None)  # (one type: ``PYFUNCTYPE`` makes a new one, a cycle, per call)
 
 
 def _unload(tracker, release, generation=None):
     try:
         if release:  # the module's caches (a kept workspace) go before its code
-            ctypes.PYFUNCTYPE(None)(release)()
+            _RELEASE(release)()
         # Never wait for _lock in a finalizer: the collector may run it on a thread inside
         # an llvmlite call (holding llvmlite's own lock) while the thread holding _lock
         # waits for that lock. Then the unload waits for the next compile or load.
@@ -264,7 +264,7 @@ def _object_code(text: str, library: bool = False, cached: bool = True) -> bytes
         try:
             obj = (st["opt_tm"] if kind == "full" else _loop_free_tools()[1]).emit_object(mod)
         finally:
-            mod.close()
+            llvm_memory.dispose(mod)
         if key:
             disk_cache.store(key, obj)
     return obj

@@ -92,7 +92,10 @@ def carried_nest(ctx, shape, carry: list, body):
             return inner(0, carried)
         return ctx.for_range(shape[d], inner, carry=carried)
 
-    return level(0, carry)
+    try:
+        return level(0, carry)
+    finally:
+        level = None  # (it refers to itself: a cycle holding ``body`` and the context)
 
 
 def reduce_into(ctx, out, x, axes, prim) -> None:

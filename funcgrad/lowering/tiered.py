@@ -50,8 +50,6 @@ import threading
 import time
 import weakref
 
-import llvmlite.binding as llvm
-
 from funcgrad import config
 from funcgrad.lowering import engine, llvm_memory
 
@@ -115,13 +113,13 @@ def _quick_object(text: str) -> bytes:
     st = engine._init()
     if "tm_quick" not in st:
         st["tm_quick"] = st["make_tm"](0)
-    mod = llvm.parse_assembly(text)
+    mod = llvm_memory.parse(text)
     try:
         mod.triple, mod.data_layout = st["triple"], st["data_layout"]
         mod.verify()
         return st["tm_quick"].emit_object(mod)
     finally:
-        mod.close()
+        llvm_memory.dispose(mod)
 
 
 def compile_quick(text: str, symbols, imports):
@@ -159,9 +157,9 @@ def _run(q, stop) -> None:
         try:
             if job is None or stop.is_set():
                 return
-            if tools is None:  # this thread's own context, pass options and target machine
+            if tools is None:  # this thread's own target machine and pass options
                 with _step:
-                    tools = (llvm.create_context(), engine._init()["make_tm"](2))
+                    tools = (engine._init()["make_tm"](2), {slp: engine.tuning(slp=slp) for slp in (True, False)})
             (_tier_up_library if isinstance(job, _Library) else _tier_up)(job, tools, stop)
         except Exception:  # noqa: BLE001  (the quick code keeps running: always correct)
             pass
@@ -200,12 +198,12 @@ def _tier_up(job, tools, stop) -> None:
 
 
 def _optimised_object(text: str, tools, stop) -> bytes | None:
-    """The full pipeline's object for ``text`` (as ``engine``'s), in this thread's context."""
-    context, tm = tools
+    """The full pipeline's object for ``text`` (as ``engine``'s), with this thread's tools."""
+    tm, options = tools
     engine._init()
     for slp in (True, False):  # (an optimiser failure: retried without the SLP vectorizer)
         with _step:
-            mod = llvm.parse_assembly(text, context=context)
+            mod = llvm_memory.parse(text)
         try:
             with _step:
                 engine.prepare(mod)
@@ -213,7 +211,7 @@ def _optimised_object(text: str, tools, stop) -> bytes | None:
             if not _wait_quiet(stop):
                 return None
             with _step:
-                llvm_memory.run_pipeline(mod, tm, engine.tuning(slp=slp))
+                llvm_memory.run_pipeline(mod, tm, options[slp])
                 mod.verify()
             if not _wait_quiet(stop):
                 return None
@@ -224,7 +222,7 @@ def _optimised_object(text: str, tools, stop) -> bytes | None:
                 raise
         finally:
             with _step:
-                mod.close()
+                llvm_memory.dispose(mod)
     return None
 
 

@@ -231,11 +231,7 @@ def grad_call(fun, p_leaves, p_tree, in_avals):
             aux = pytree.tree_map(lambda v: _lower_output(tape, v, is_leaf=True)[0], aux)
         out, out_index = _lower_output(tape, out)
     finally:
-        pop_main(main)
-        # MainTrace and its Trace refer to each other: a cycle only the garbage collector
-        # frees. Unhook the records from it, so the residuals go as soon as ``backward``
-        # does (else every call's intermediates linger, and the heap grows and shrinks).
-        main.payload = None
+        pop_main(main)  # (which unhooks the records from the level: they go with ``backward``)
     count = tape.count
 
     def backward(ct):  # once only: it consumes the tape
