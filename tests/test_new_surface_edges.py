@@ -29,3 +29,35 @@ def test_truncnorm_nan_x_is_nan(name):
 def test_pareto_nan_x_is_nan(name):
     got = getattr(fst.pareto, name)(X, 2.5)
     np.testing.assert_allclose(got, getattr(st.pareto, name)(X, 2.5), rtol=1e-9, equal_nan=True)
+
+
+@pytest.mark.parametrize("fill_value", [np.nan, None])
+def test_regular_grid_nearest_nan_query_is_nan(fill_value):
+    import scipy.interpolate as si
+
+    import funcgrad.scipy.interpolate as fsi
+    pts = (np.array([0.0, 1, 2]), np.array([0.0, 1, 3, 4]))
+    vals = np.arange(12.0).reshape(3, 4) ** 1.5
+    q = np.array([[0.5, 0.5], [np.nan, 1.0], [1.0, np.nan], [1.5, 2.0]])
+    want = si.RegularGridInterpolator(pts, vals, method="nearest", bounds_error=False, fill_value=fill_value)(q)
+    interp = fsi.RegularGridInterpolator(pts, vals, method="nearest", bounds_error=False, fill_value=fill_value)
+    np.testing.assert_allclose(interp(q), want, equal_nan=True)
+    np.testing.assert_allclose(fg.jit(lambda p: interp(p))(q), want, equal_nan=True)
+    vals3 = np.stack([vals, -vals], axis=-1)  # trailing value dimensions
+    want3 = si.RegularGridInterpolator(pts, vals3, method="nearest", bounds_error=False, fill_value=fill_value)(q)
+    got3 = fsi.RegularGridInterpolator(pts, vals3, method="nearest", bounds_error=False, fill_value=fill_value)(q)
+    np.testing.assert_allclose(got3, want3, equal_nan=True)
+
+
+@pytest.mark.parametrize("method", ["linear", "nearest"])
+def test_regular_grid_interpolator_closed_over_in_jit(method):
+    import scipy.interpolate as si
+
+    import funcgrad.scipy.interpolate as fsi
+    pts = (np.array([0.0, 1, 2]), np.array([0.0, 1, 3, 4]))
+    vals = np.arange(12.0).reshape(3, 4) ** 1.5
+    q = np.array([[0.5, 0.5], [1.5, 2.0], [1.9, 3.9]])
+    interp = fsi.RegularGridInterpolator(pts, vals, method=method)
+    want = si.RegularGridInterpolator(pts, vals, method=method)(q)
+    np.testing.assert_allclose(fg.jit(lambda p: interp(p))(q), want, rtol=1e-12)
+    np.testing.assert_allclose(fg.vmap(interp)(q), want, rtol=1e-12)
