@@ -61,3 +61,14 @@ def test_regular_grid_interpolator_closed_over_in_jit(method):
     want = si.RegularGridInterpolator(pts, vals, method=method)(q)
     np.testing.assert_allclose(fg.jit(lambda p: interp(p))(q), want, rtol=1e-12)
     np.testing.assert_allclose(fg.vmap(interp)(q), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape, axis", [((0,), -1), ((2, 0), -1), ((0, 3), 0)])
+def test_detrend_linear_of_an_empty_axis_is_empty(shape, axis):
+    import funcgrad.scipy.signal as fsg
+    for dtype in (np.float32, np.float64):
+        data = np.zeros(shape, dtype)
+        out = fsg.detrend(data, axis=axis, type="linear")
+        assert out.shape == shape and out.dtype == dtype
+        const = fsg.detrend(data, axis=axis, type="constant")
+        assert const.shape == out.shape and const.dtype == out.dtype

@@ -47,6 +47,8 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
         return data - fnp.mean(data, axis=axis, keepdims=True)
     x = fnp.moveaxis(data, axis, -1)
     n = shape_of(x)[-1]
+    if n == 0:  # no points, nothing to fit: the empty data back, as type='constant' gives
+        return data
     bps = np.unique(np.r_[0, np.atleast_1d(np.asarray(bp, dtype=np.int64)), n])
     if np.any(bps > n) or np.any(bps < 0):
         raise ValueError(f"detrend: breakpoints must be within [0, {n}], got {bp!r}")
