@@ -72,3 +72,15 @@ def test_detrend_linear_of_an_empty_axis_is_empty(shape, axis):
         assert out.shape == shape and out.dtype == dtype
         const = fsg.detrend(data, axis=axis, type="constant")
         assert const.shape == out.shape and const.dtype == out.dtype
+
+
+def test_welch_errors_name_welch():
+    import funcgrad.scipy.signal as fsg
+    with pytest.raises(ValueError, match=r"^welch: nperseg"):
+        fsg.welch(np.zeros(0))
+    with pytest.raises(ValueError, match=r"^welch: average"):
+        fsg.welch(np.ones(16), nperseg=8, average="mode")
+    with pytest.raises(ValueError, match=r"^welch: scaling"):
+        fsg.welch(np.ones(16), nperseg=8, scaling="power")
+    with pytest.raises(ValueError, match=r"^csd: average"):
+        fsg.csd(np.ones(16), np.ones(16), nperseg=8, average="mode")

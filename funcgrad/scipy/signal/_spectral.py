@@ -223,9 +223,14 @@ def csd(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, det
     >>> p.shape
     (3,)
     """
+    return _csd("csd", x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average)
+
+
+def _csd(fname, x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average):
+    """csd's work; errors name ``fname`` (csd or welch)."""
     if average not in ("mean", "median"):
-        raise ValueError(f"csd: average must be 'mean' or 'median', got {average!r}")
-    freqs, _, pxy = _spectral("csd", x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling,
+        raise ValueError(f"{fname}: average must be 'mean' or 'median', got {average!r}")
+    freqs, _, pxy = _spectral(fname, x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling,
                               axis, "psd")
     if len(shape_of(pxy)) >= 2 and shape_of(pxy)[-1] > 1:
         if average == "median":
@@ -253,7 +258,8 @@ def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, detr
     >>> int(fnp.argmax(p))
     3
     """
-    freqs, pxx = csd(x, None, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average)
+    freqs, pxx = _csd("welch", x, None, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis,
+                      average)
     return freqs, fnp.real(pxx)
 
 
