@@ -84,3 +84,28 @@ def test_welch_errors_name_welch():
         fsg.welch(np.ones(16), nperseg=8, scaling="power")
     with pytest.raises(ValueError, match=r"^csd: average"):
         fsg.csd(np.ones(16), np.ones(16), nperseg=8, average="mode")
+
+
+@pytest.mark.parametrize("name", ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "zeta"])
+def test_lax_special_names_take_one_float_dtype_as_jax(name):
+    from funcgrad import lax
+    f = getattr(lax, name)
+    a64, x64 = np.array([1.5, 2.0]), np.array([0.5, 1.0])
+    with pytest.raises(TypeError, match=rf"lax\.{name} requires arguments to have the same dtypes"):
+        f(a64.astype(np.float32), x64)
+    with pytest.raises(TypeError, match=rf"lax\.{name}: operand 0 has dtype int64"):
+        f(np.array([1, 2]), x64)
+    want = f(a64, x64)  # same dtypes and Python scalars are accepted, eager and under jit
+    np.testing.assert_allclose(fg.jit(f)(a64, x64), want, rtol=1e-12)
+    assert f(a64.astype(np.float32), x64.astype(np.float32)).dtype == np.float32
+    f(1.5, x64)
+
+
+def test_lax_igamma_grad_a_is_nan_where_igamma_is():
+    from funcgrad import lax
+    a = np.array([-1.0, 0.0, np.nan, 2.0])
+    x = np.array([1.0, 1.0, 1.0, 1.0])
+    got = np.asarray(lax.igamma_grad_a(a, x))
+    assert np.array_equal(np.isnan(got), np.isnan(ss.gammainc(a, x)))
+    h = 1e-6
+    np.testing.assert_allclose(got[3], (ss.gammainc(2 + h, 1.0) - ss.gammainc(2 - h, 1.0)) / (2 * h), rtol=1e-6)
