@@ -109,3 +109,12 @@ def test_lax_igamma_grad_a_is_nan_where_igamma_is():
     assert np.array_equal(np.isnan(got), np.isnan(ss.gammainc(a, x)))
     h = 1e-6
     np.testing.assert_allclose(got[3], (ss.gammainc(2 + h, 1.0) - ss.gammainc(2 - h, 1.0)) / (2 * h), rtol=1e-6)
+
+
+def test_hyp1f1_terminating_before_a_pole_of_b():
+    a = np.array([-2.0, -2.0, -1.0, 1.0, -3.0, -2.0, 0.0])
+    b = np.array([-3.0, -3.0, -4.0, -1.0, -3.0, -2.0, -1.0])
+    x = np.array([0.5, -1.5, 2.0, 0.5, 0.5, 0.5, 0.5])
+    want = ss.hyp1f1(a, b, x)  # 1.375, ..., inf where the pole comes first
+    np.testing.assert_allclose(fs.hyp1f1(a, b, x), want, rtol=1e-12)
+    np.testing.assert_allclose(fg.jit(fs.hyp1f1)(a, b, x), want, rtol=1e-12)
