@@ -118,3 +118,13 @@ def test_hyp1f1_terminating_before_a_pole_of_b():
     want = ss.hyp1f1(a, b, x)  # 1.375, ..., inf where the pole comes first
     np.testing.assert_allclose(fs.hyp1f1(a, b, x), want, rtol=1e-12)
     np.testing.assert_allclose(fg.jit(fs.hyp1f1)(a, b, x), want, rtol=1e-12)
+
+
+def test_lax_gather_rejects_dimension_numbers_of_the_wrong_type():
+    from funcgrad import lax
+    operand = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(TypeError, match="gather: dimension_numbers must be a lax.GatherDimensionNumbers"):
+        lax.gather(operand, np.array([[0]]), ((1,), (0,), (0,)), (1, 3))
+    dn = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+    np.testing.assert_array_equal(lax.gather(operand, np.array([[1]]), dn, (1, 3)), operand[1:])
+    np.testing.assert_array_equal(lax.gather(operand, np.array([[1, 2]]), "clip"), operand[1, 2:])
