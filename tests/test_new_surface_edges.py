@@ -128,3 +128,28 @@ def test_lax_gather_rejects_dimension_numbers_of_the_wrong_type():
     dn = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
     np.testing.assert_array_equal(lax.gather(operand, np.array([[1]]), dn, (1, 3)), operand[1:])
     np.testing.assert_array_equal(lax.gather(operand, np.array([[1, 2]]), "clip"), operand[1, 2:])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda v: __import__("funcgrad").lax.all_to_all(v, "i", 5, 0), r"all_to_all: split_axis=5 is out of range"),
+    (lambda v: __import__("funcgrad").lax.all_to_all(v, "i", 0, -3), r"all_to_all: concat_axis=-3 is out of range"),
+    (lambda v: __import__("funcgrad").lax.psum_scatter(v, "i", scatter_dimension=2),
+     r"psum_scatter: scatter_dimension=2 is out of range"),
+    (lambda v: __import__("funcgrad").lax.all_to_all(v, "i", 1, 0, tiled=True),
+     r"all_to_all: split_axis=1 has length 6, which does not split into 4"),
+    (lambda v: __import__("funcgrad").lax.all_to_all(v, "i", 1, 0), r"all_to_all: split_axis=1 has length 6, not"),
+])
+def test_collectives_check_their_axes(call, message):
+    # (an out-of-range axis used to wrap around silently; length errors named the gathered axis)
+    with pytest.raises(ValueError, match=message):
+        fg.vmap(call, axis_name="i")(np.ones((4, 4, 6)))
+
+
+def test_collectives_negative_axes_as_jax():
+    from funcgrad import lax
+    y = np.arange(96.0).reshape(4, 4, 6)
+    got = fg.vmap(lambda v: lax.all_to_all(v, "i", -2, -1), axis_name="i")(y)
+    want = fg.vmap(lambda v: lax.all_to_all(v, "i", 0, 1), axis_name="i")(y)
+    np.testing.assert_array_equal(got, want)
+    got = fg.vmap(lambda v: lax.psum_scatter(v, "i", scatter_dimension=-2), axis_name="i")(y)
+    np.testing.assert_allclose(got, y.sum(0))  # example i keeps row i of the sum
