@@ -14,6 +14,7 @@ import numpy as np
 
 from funcgrad.core import pytree
 from funcgrad.core.trace import get_aval_any
+from funcgrad.lax import _util
 from funcgrad.transforms.collectives import all_gather, axis_index, axis_size, psum
 
 __all__ = ["all_to_all", "pbroadcast", "pcast", "ppermute", "pshuffle", "psum_scatter", "pswapaxes",
@@ -82,17 +83,20 @@ def pbroadcast(x, axis_name, source):
     return pytree.tree_map(lambda v: fnp.take(all_gather(v, axis_name), int(source), axis=0), x)
 
 
-def _piece(fnp, v, axis, index, n, tiled, fname):
+def _piece(fnp, v, axis, index, n, tiled, fname, argname, shown):
     """Slice ``index`` (a traced scalar) of ``n`` along ``axis`` of ``v``: one entry (removed)
-    or, with ``tiled``, one chunk of ``shape[axis] // n``."""
-    shape = get_aval_any(v).shape
+    or, with ``tiled``, one chunk of ``shape[axis] // n``. Errors name the user's
+    ``argname``, whose value is ``shown`` (``axis`` may count a gathered leading axis)."""
+    length = get_aval_any(v).shape[axis]
     if tiled:
-        if shape[axis] % n:
-            raise ValueError(f"{fname}: axis {axis} of length {shape[axis]} does not split into {n} chunks")
-        chunk = shape[axis] // n
+        if length % n:
+            raise ValueError(f"{fname}: {argname}={shown} has length {length}, which does not split into {n} "
+                             f"chunks (the size of the named axis)")
+        chunk = length // n
         return fnp.take(v, index * chunk + fnp.arange(chunk), axis=axis)
-    if shape[axis] != n:
-        raise ValueError(f"{fname}: axis {axis} has length {shape[axis]}, not the axis size {n} (or pass tiled=True)")
+    if length != n:
+        raise ValueError(f"{fname}: {argname}={shown} has length {length}, not the size {n} of the named axis "
+                         f"(or pass tiled=True)")
     return fnp.take(v, index, axis=axis)
 
 
@@ -108,13 +112,13 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     n, me = axis_size(axis_name), axis_index(axis_name)
 
     def leaf(v):
-        rank = get_aval_any(v).ndim
-        split = int(split_axis) % rank
+        aval = get_aval_any(v)
+        split = _util.axis("all_to_all", split_axis, aval.ndim, aval.shape, "split_axis")
+        concat = _util.axis("all_to_all", concat_axis, aval.ndim, aval.shape, "concat_axis")
         gathered = all_gather(v, axis_name)  # (n, *shape): axis 0 is the sender
-        mine = _piece(fnp, gathered, split + 1, me, n, tiled, "all_to_all")
+        mine = _piece(fnp, gathered, split + 1, me, n, tiled, "all_to_all", "split_axis", split_axis)
         if not tiled:
-            return fnp.moveaxis(mine, 0, int(concat_axis) % rank)
-        concat = int(concat_axis) % rank
+            return fnp.moveaxis(mine, 0, concat)
         moved = fnp.moveaxis(mine, 0, concat)
         shape = get_aval_any(moved).shape
         return fnp.reshape(moved, shape[:concat] + (shape[concat] * shape[concat + 1],) + shape[concat + 2:])
@@ -138,8 +142,10 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
     n, me = axis_size(axis_name), axis_index(axis_name)
 
     def leaf(v):
-        dim = int(scatter_dimension) % get_aval_any(v).ndim
-        return _piece(fnp, psum(v, axis_name), dim, me, n, tiled, "psum_scatter")
+        aval = get_aval_any(v)
+        dim = _util.axis("psum_scatter", scatter_dimension, aval.ndim, aval.shape, "scatter_dimension")
+        return _piece(fnp, psum(v, axis_name), dim, me, n, tiled, "psum_scatter", "scatter_dimension",
+                      scatter_dimension)
 
     return pytree.tree_map(leaf, x)
 

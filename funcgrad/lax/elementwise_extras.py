@@ -175,13 +175,29 @@ def _special():
     return special
 
 
+def _float_operands(fname, *args):
+    """As jax.lax: array operands must be floating and of one dtype (Python scalars adapt)."""
+    typed = [(i, np.dtype(a.dtype)) for i, a in enumerate(args)
+             if hasattr(a, "dtype") and not isinstance(a, (bool, int, float))]
+    for i, dt in typed:
+        if not np.issubdtype(dt, np.floating):
+            raise TypeError(f"lax.{fname}: operand {i} has dtype {dt}; it takes floating-point arrays "
+                            f"(cast with .astype(float))")
+    if len({dt for _, dt in typed}) > 1:
+        got = ", ".join(str(dt) for _, dt in typed)
+        raise TypeError(f"lax.{fname} requires arguments to have the same dtypes, got {got} "
+                        f"(cast them to one dtype, or use funcgrad.scipy.special, which promotes)")
+
+
 def igamma(a, x):
     """The regularized lower incomplete gamma function ``P(a, x)`` (``scipy.special.gammainc``)."""
+    _float_operands("igamma", a, x)
     return _special().gammainc(a, x)
 
 
 def igammac(a, x):
     """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``."""
+    _float_operands("igammac", a, x)
     return _special().gammaincc(a, x)
 
 
@@ -190,9 +206,17 @@ def igamma_grad_a(a, x):
     from funcgrad.numpy_api import creation
     from funcgrad.transforms.ad_api import jvp
 
+    _float_operands("igamma_grad_a", a, x)
     a_arr = creation.asarray(a)
     a_arr = a_arr.astype(dtypes.promote(a_arr.dtype, np.float32))
-    return jvp(lambda a_: igamma(a_, x), (a_arr,), (creation.ones_like(a_arr),))[1]
+    p, dp = jvp(lambda a_: _special().gammainc(a_, x), (a_arr,), (creation.ones_like(a_arr),))
+    return _nan_where_nan(p, dp)  # no derivative where P itself is undefined (a <= 0, NaN), as JAX
+
+
+def _nan_where_nan(p, dp):
+    from funcgrad import numpy as fnp
+
+    return fnp.where(fnp.isnan(p), np.nan, dp)
 
 
 def random_gamma_grad(a, x):
@@ -200,6 +224,7 @@ def random_gamma_grad(a, x):
     reparameterization): ``-(dP/da) / (dP/dx)`` with ``P = igamma``."""
     from funcgrad import numpy as fnp
 
+    _float_operands("random_gamma_grad", a, x)
     special = _special()
     density = fnp.exp((fnp.asarray(a) - 1) * fnp.log(x) - x - special.gammaln(a))
     return -igamma_grad_a(a, x) / density
@@ -207,11 +232,13 @@ def random_gamma_grad(a, x):
 
 def zeta(x, q):
     """The Hurwitz zeta function ``sum_k (k + q) ** -x`` (``scipy.special.zeta(x, q)``)."""
+    _float_operands("zeta", x, q)
     return _special().zeta(x, q)
 
 
 def betainc(a, b, x):
     """The regularized incomplete beta function ``I_x(a, b)`` (``scipy.special.betainc``)."""
+    _float_operands("betainc", a, b, x)
     return _special().betainc(a, b, x)
 
 

@@ -47,6 +47,9 @@ def gather(operand, start_indices, dimension_numbers=None, slice_sizes=None, *, 
            [0., 1., 2.]])
     """
     if not isinstance(dimension_numbers, GatherDimensionNumbers):
+        if dimension_numbers is not None and not isinstance(dimension_numbers, (str, GatherScatterMode)):
+            raise TypeError(f"gather: dimension_numbers must be a lax.GatherDimensionNumbers (or, for the row "
+                            f"gather, a mode), got {type(dimension_numbers).__name__}")
         row_mode = dimension_numbers if dimension_numbers is not None else (mode or "clip")
         return lax.gather(operand, start_indices, mode=row_mode, fill_value=fill_value)
     dn = dimension_numbers

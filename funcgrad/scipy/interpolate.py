@@ -58,7 +58,8 @@ class RegularGridInterpolator:
                 raise ValueError(f"RegularGridInterpolator: there are {shape_of(g)[0]} points in dimension {i}, "
                                  f"but values has shape {shape_of(values)}")
             grids.append(g.astype(fnp.result_type(values)))
-        self.grid, self.values = tuple(grids), values
+        # funcgrad arrays (not NumPy's), so traced indices can index them under jit
+        self.grid, self.values = tuple(fnp.asarray(g) for g in grids), fnp.asarray(values)
         self.method, self.bounds_error, self.fill_value = method, bounds_error, fill_value
 
     def tree_flatten(self):
@@ -105,6 +106,10 @@ class RegularGridInterpolator:
             corner = tuple(fnp.where(t <= 0.5, i, i + 1) if shape_of(g)[0] > 1 else i
                            for i, t, g in zip(idx, frac, self.grid))
             result = self.values[corner]
+            if fnp.issubdtype(fnp.result_type(result), fnp.inexact):  # a NaN coordinate has no nearest point
+                unknown = fnp.any(fnp.isnan(x), axis=-1)
+                unknown = fnp.reshape(unknown, shape_of(unknown) + (1,) * len(trailing))
+                result = fnp.where(unknown, fnp.asarray(math.nan, fnp.result_type(result)), result)
         else:
             result = 0.0
             for bits in itertools.product((0, 1), repeat=d):

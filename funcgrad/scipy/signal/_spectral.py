@@ -47,6 +47,8 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
         return data - fnp.mean(data, axis=axis, keepdims=True)
     x = fnp.moveaxis(data, axis, -1)
     n = shape_of(x)[-1]
+    if n == 0:  # no points, nothing to fit: the empty data back, as type='constant' gives
+        return data
     bps = np.unique(np.r_[0, np.atleast_1d(np.asarray(bp, dtype=np.int64)), n])
     if np.any(bps > n) or np.any(bps < 0):
         raise ValueError(f"detrend: breakpoints must be within [0, {n}], got {bp!r}")
@@ -221,9 +223,14 @@ def csd(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, det
     >>> p.shape
     (3,)
     """
+    return _csd("csd", x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average)
+
+
+def _csd(fname, x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average):
+    """csd's work; errors name ``fname`` (csd or welch)."""
     if average not in ("mean", "median"):
-        raise ValueError(f"csd: average must be 'mean' or 'median', got {average!r}")
-    freqs, _, pxy = _spectral("csd", x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling,
+        raise ValueError(f"{fname}: average must be 'mean' or 'median', got {average!r}")
+    freqs, _, pxy = _spectral(fname, x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling,
                               axis, "psd")
     if len(shape_of(pxy)) >= 2 and shape_of(pxy)[-1] > 1:
         if average == "median":
@@ -251,7 +258,8 @@ def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, detr
     >>> int(fnp.argmax(p))
     3
     """
-    freqs, pxx = csd(x, None, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average)
+    freqs, pxx = _csd("welch", x, None, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis,
+                      average)
     return freqs, fnp.real(pxx)
 
 

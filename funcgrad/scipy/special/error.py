@@ -172,7 +172,8 @@ def _owens_t(h, a):
     v = fnp.where(small, _owens_t_small_a(h, a_small), big)
     v = fnp.where(h == 0, fnp.arctan(aa) / (2.0 * math.pi), v)
     v = fnp.where(h == math.inf, 0.0, v)
-    return fnp.where(a < 0, -v, v)
+    v = fnp.where(a < 0, -v, v)
+    return fnp.where(fnp.isnan(a), math.nan, v)  # T(inf, nan) is NaN, as SciPy
 
 
 def owens_t(h, a):

@@ -43,11 +43,15 @@ def _series(num, den, z, terms):
         term, total = carry
         kf = lax.convert_element_type(k, z.dtype)
         ratio = z / (kf + 1.0)
+        ends = term == 0
         for p in num:
             ratio = ratio * (p + kf)
+            ends = ends | (p + kf == 0)
         for q in den:
             ratio = ratio / (q + kf)
-        term = term * ratio
+        # once a numerator's Pochhammer factor hits 0 the sum has terminated: later terms
+        # stay 0 even where a denominator's factor reaches 0 too (0/0, 0 * inf)
+        term = fnp.where(ends, 0.0, term * ratio)
         return term, total + term
 
     one = fnp.ones_like(z)
@@ -91,7 +95,9 @@ def _hyp1f1(a, b, x):
     v_poly = _series([a], [b], safe(~(poly & neg), x, 0.0), 700)  # a terminating sum at x < 0
     v = fnp.where(kummer, fnp.exp(x) * v, fnp.where(poly & neg, v_poly, v))
     v = fnp.where(a == 0, 1.0, v)
-    return fnp.where(_is_nonpos_int(b), math.inf, v)
+    # b a pole (0, -1, ...) is infinite unless the sum terminates first (a = -1, -2, ..., a >= b;
+    # a = 0 stays infinite, as SciPy)
+    return fnp.where(_is_nonpos_int(b) & ~(poly & (a < 0) & (a >= b)), math.inf, v)
 
 
 def hyp1f1(a, b, x):

@@ -4,7 +4,7 @@ logsf, ppf (as ``jax.scipy.stats.pareto``). With ``z = (x - loc) / scale >= 1``:
 accurate near the support's edge); below it the density is 0."""
 import math
 
-from funcgrad.numpy import exp, expm1, log, log1p, where
+from funcgrad.numpy import exp, expm1, isnan, log, log1p, where
 from funcgrad.scipy.stats._common import invalid_to_nan, method, standardize
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
@@ -14,14 +14,14 @@ _m = method("pareto")
 def _z(x, loc, scale):
     z = standardize(x, loc, scale)
     inside = z >= 1
-    return where(inside, z, 1.0), inside
+    return where(inside, z, 1.0), inside, ~isnan(z)
 
 
 @_m
 def logpdf(x, b, loc=0, scale=1):
-    z, inside = _z(x, loc, scale)
+    z, inside, known = _z(x, loc, scale)
     v = where(inside, log(b) - (b + 1.0) * log(z) - log(scale), -math.inf)
-    return invalid_to_nan(v, (b > 0) & (scale > 0))
+    return invalid_to_nan(v, (b > 0) & (scale > 0) & known)
 
 
 @_m
@@ -31,8 +31,8 @@ def pdf(x, b, loc=0, scale=1):
 
 @_m
 def logsf(x, b, loc=0, scale=1):
-    z, inside = _z(x, loc, scale)
-    return invalid_to_nan(where(inside, -b * log(z), 0.0), (b > 0) & (scale > 0))
+    z, inside, known = _z(x, loc, scale)
+    return invalid_to_nan(where(inside, -b * log(z), 0.0), (b > 0) & (scale > 0) & known)
 
 
 @_m

@@ -8,7 +8,7 @@ both in the right tail by symmetry, straddling 0 as ``log1p(-ndtr(a) - ndtr(-b))
 ``truncnorm.logpdf(x, 30, 31)`` is finite. ``a >= b`` gives NaN, as SciPy."""
 import math
 
-from funcgrad.numpy import exp, log, log1p, where
+from funcgrad.numpy import exp, isnan, log, log1p, where
 from funcgrad.scipy.special import log_ndtr, ndtr
 from funcgrad.scipy.stats._common import method, standardize
 
@@ -56,7 +56,7 @@ def logcdf(x, a, b, loc=0, scale=1):
     lsf = _log_mass(zc, b) - total
     v = where(lcdf > -0.1, log1p(-exp(lsf)), lcdf)  # near 1: from the sf, as SciPy
     v = where(z <= a, -math.inf, where(z >= b, 0.0, v))
-    return where((a >= b) | ~(scale > 0), math.nan, v)
+    return where((a >= b) | ~(scale > 0) | isnan(z), math.nan, v)
 
 
 @_m
