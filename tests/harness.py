@@ -204,3 +204,25 @@ def mlp_loss(params, x, y):
     m = fnp.max(logits, axis=1, keepdims=True)
     logp = logits - m - fnp.log(fnp.sum(fnp.exp(logits - m), axis=1, keepdims=True))
     return -fnp.sum(logp * y) / x.shape[0]
+
+
+def unrolled_steps(n, w):
+    """``n`` Python-unrolled steps cycling through four kinds of layer on a matrix ``x``
+    (``tanh(x @ w)``, ``x*0.9 + sin(x)*0.1``, ``x - mean(x, 0)``, ``x / (1 + exp(-x))``),
+    then ``sum(x**2)``: the program of ``bench/compile_scaling.py``."""
+    import funcgrad.numpy as fnp
+
+    def f(x):
+        for i in range(n):
+            k = i % 4
+            if k == 0:
+                x = fnp.tanh(x @ w)
+            elif k == 1:
+                x = x * 0.9 + fnp.sin(x) * 0.1
+            elif k == 2:
+                x = x - fnp.mean(x, 0)
+            else:
+                x = x / (1 + fnp.exp(-x))
+        return fnp.sum(x ** 2)
+
+    return f

@@ -12,6 +12,8 @@ import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad.lowering import compile_jaxpr, units
 
+from harness import unrolled_steps
+
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(16, 8))
 W = RNG.normal(size=(8, 8)) / 3
@@ -19,20 +21,7 @@ W = RNG.normal(size=(8, 8)) / 3
 
 def steps(n):
     """``n`` unrolled steps cycling through four kinds of layer, then a reduction."""
-    def f(x):
-        for i in range(n):
-            k = i % 4
-            if k == 0:
-                x = fnp.tanh(x @ W)
-            elif k == 1:
-                x = x * 0.9 + fnp.sin(x) * 0.1
-            elif k == 2:
-                x = x - fnp.mean(x, 0)
-            else:
-                x = x / (1 + fnp.exp(-x))
-        return fnp.sum(x ** 2)
-
-    return f
+    return unrolled_steps(n, W)
 
 
 def _ir(fn, *args) -> str:
