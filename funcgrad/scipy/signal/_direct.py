@@ -18,7 +18,7 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.numpy_api import _util
 from funcgrad.numpy_api._util import asarray, check_arraylike, shape_of
-from funcgrad.scipy.signal._fftconvolve import _centered, fftconvolve
+from funcgrad.scipy.signal._fftconvolve import centered, fftconvolve
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d"]
 
@@ -74,8 +74,8 @@ def _crop(full, s1, s2, mode):
     if mode == "full":
         return full
     if mode == "same":
-        return _centered(full, s1)
-    return _centered(full, tuple(a - b + 1 for a, b in zip(s1, s2)))
+        return centered(full, s1)
+    return centered(full, tuple(a - b + 1 for a, b in zip(s1, s2)))
 
 
 def _convolve(fname, in1, in2, mode, method, precision):

@@ -39,7 +39,8 @@ def _conv_axes(in1, in2, axes):
     return tuple(a for a in axes if s1[a] != 1 and s2[a] != 1)
 
 
-def _centered(x, new_shape):
+def centered(x, new_shape):
+    """The centre ``new_shape`` part of ``x`` (SciPy's "same"/"valid" modes cut it out)."""
     shape = shape_of(x)
     index = tuple(slice((m - n) // 2, (m - n) // 2 + n) for m, n in zip(shape, new_shape))
     return x[index]
@@ -88,6 +89,6 @@ def fftconvolve(in1, in2, mode="full", axes=None):
     if mode == "full":
         return ret
     if mode == "same":
-        return _centered(ret, s1)  # (over every axis, as SciPy: a broadcast axis keeps in1's size)
+        return centered(ret, s1)  # (over every axis, as SciPy: a broadcast axis keeps in1's size)
     valid = [s1[a] - s2[a] + 1 if a in axes else shape_of(ret)[a] for a in range(len(s1))]
-    return _centered(ret, valid)
+    return centered(ret, valid)
