@@ -42,7 +42,9 @@ inexact, signedinteger, unsignedinteger = _np.inexact, _np.signedinteger, _np.un
 
 # Every public name: the functions (``funcgrad.numpy_api``), the submodules, and the dtypes
 # and constants above (``from funcgrad.numpy import *`` gives exactly these).
-__all__ = sorted({*_api_all, "linalg", "fft", "indexing", "at", "AxisError",
+# (The array API's module attributes ``__array_api_version__`` and ``__array_namespace_info__``
+# are not star-imported, as in jax.numpy.)
+__all__ = sorted({*(n for n in _api_all if not n.startswith("__")), "linalg", "fft", "indexing", "at", "AxisError",
                   *(n for n in dir() if not n.startswith("_") and n not in ("annotations",))})
 
 
