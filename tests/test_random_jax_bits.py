@@ -85,11 +85,11 @@ def _case_id(i, case):
 
 
 def _jit_rows():
-    """Under jit, one call per sampler and result dtype (compiling is the slow part, and
-    the eager test covers every call): its first key, raw and typed keys in turn."""
+    """Under jit, one call per sampler (compiling is the slow part, and the eager test
+    covers every call): its first key, raw and typed keys in turn."""
     calls = {}
     for i, c in enumerate(CASES):
-        calls.setdefault((c["fn"], c["dtype"]), []).append(i)
+        calls.setdefault(c["fn"], []).append(i)
     kinds = ("raw", "typed")
     rows = []
     for n, idx in enumerate(calls.values()):
